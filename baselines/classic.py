@@ -1,0 +1,83 @@
+"""Classic reference policies: a job order (FIFO, SJF, SRSF) combined with a placement rule.
+
+* FIFO: strict arrival order with head-of-line blocking — if the oldest queued job does not fit,
+  nothing starts (the textbook FIFO; also exactly what the env's "slot 0" action does with a FIFO
+  queue window).
+* SJF: shortest job first by estimated duration ``F_j · τ̂_j`` (τ̂ = uncontended per-iteration
+  time on the most consolidated placement). Greedy: tries queued jobs in that order and starts
+  every one that fits (skipping those that do not), so it is work-conserving.
+* SRSF: shortest remaining service first, service = remaining iterations × GPUs × τ̂ (Tiresias /
+  Ada-SRSF's SRSF). Non-preemptive here, so for queued jobs remaining = F_j. Greedy like SJF.
+
+Placement rules come from :mod:`ddl_gym.placement` (FF, LS, RAND, pack, spread, contention-aware),
+so a policy name is ``"<order>+<rule>"``, e.g. ``fifo+pack``, ``srsf+ls``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ddl_gym.placement import PlacementRule, get_placement_rule
+from ddl_gym.sim.engine import Simulator
+
+ORDERS = ("fifo", "sjf", "srsf")
+
+
+class ClassicPolicy:
+    """``order + placement`` policy, driven natively or expressed as env actions.
+
+    Args:
+        order: ``"fifo"``, ``"sjf"`` or ``"srsf"``.
+        placement: a rule name or alias from :mod:`ddl_gym.placement`.
+    """
+
+    engine = "job"
+
+    def __init__(self, order: str = "fifo", placement: str = "pack") -> None:
+        if order not in ORDERS:
+            from ddl_gym.sim.model import ConfigError
+
+            raise ConfigError(f"unknown job order {order!r}; choose one of {ORDERS}")
+        self.order = order
+        self.placement_name = placement
+        self.rule: PlacementRule = get_placement_rule(placement)
+        self.name = f"{order}+{placement}"
+        self._rng = np.random.default_rng(0)
+        self._key: list[float] = []
+
+    def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
+        self._rng = rng
+        w = sim.workload
+        if self.order == "fifo":
+            self._key = []
+            return
+        tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
+        duration = w.iterations * tau  # SJF: F_j · τ̂_j
+        if self.order == "srsf":
+            duration = duration * w.gpus  # remaining service (non-preemptive: remaining = F_j)
+        self._key = duration.tolist()
+
+    def priority_queue(self, sim: Simulator) -> list[int]:
+        """Queued jobs in the order this policy tries them (ties by arrival/index)."""
+        if self.order == "fifo":
+            return list(sim.queue)
+        key = self._key
+        return sorted(sim.queue, key=lambda j: (key[j], j))
+
+    def schedule(self, sim: Simulator) -> None:
+        if self.order == "fifo":
+            queue = sim.queue
+            while queue:
+                job = queue[0]
+                ids = self.rule(sim, job, self._rng)
+                if ids is None:
+                    return
+                sim.start(job, ids)
+            return
+        for job in self.priority_queue(sim):
+            if sim.num_free == 0:
+                return
+            if sim.workload.gpus[job] <= sim.num_free:
+                ids = self.rule(sim, job, self._rng)
+                if ids is not None:
+                    sim.start(job, ids)

@@ -1,0 +1,38 @@
+"""ddl-gym: scheduling distributed deep-learning jobs on shared GPU clusters.
+
+``import ddl_gym`` registers the Gymnasium environments (Gymnasium 1.x has no plugin
+auto-registration); ``gym.make("ddl_gym:DDLCluster-v0")`` imports and registers in one go.
+
+| id                        | scenario | what                                                        |
+|---------------------------|----------|-------------------------------------------------------------|
+| ``DDLCluster-v0``         | default  | 16x4 GPUs, 10 Gb/s, 160 jobs over 20 min, RAR contention    |
+| ``DDLCluster-Small-v0``   | small    | 4x4 GPUs, 40 jobs (fast experiments, smoke tests)           |
+| ``DDLCluster-Large-v0``   | large    | 64x4 GPUs, 640 jobs                                         |
+| ``DDLCluster-Philly-v0``  | philly-slice | 160 consecutive Philly jobs on the default cluster      |
+| ``DDLClusterPlacement-v0``| default  | Harmony-style: place a job's workers server by server       |
+"""
+
+from __future__ import annotations
+
+from gymnasium.envs.registration import register, registry
+
+__version__ = "0.1.0"
+
+_ENTRY = "ddl_gym.envs.cluster_env:DDLClusterEnv"
+
+_ENVS = {
+    "DDLCluster-v0": {"scenario": "default"},
+    "DDLCluster-Small-v0": {"scenario": "small"},
+    "DDLCluster-Large-v0": {"scenario": "large"},
+    "DDLCluster-Philly-v0": {"scenario": "philly-slice"},
+}
+
+for _env_id, _kwargs in _ENVS.items():
+    if _env_id not in registry:
+        register(id=_env_id, entry_point=_ENTRY, kwargs=_kwargs)
+
+if "DDLClusterPlacement-v0" not in registry:
+    register(id="DDLClusterPlacement-v0", entry_point="ddl_gym.envs.placement_env:DDLPlacementEnv",
+             kwargs={"scenario": "default"})
+
+__all__ = ["__version__"]

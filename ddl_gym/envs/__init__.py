@@ -1,0 +1,5 @@
+"""Gymnasium adapters over the simulator."""
+
+from ddl_gym.envs.cluster_env import DDLClusterEnv
+
+__all__ = ["DDLClusterEnv"]

@@ -1,0 +1,436 @@
+"""``DDLCluster-v0``: scheduling distributed training jobs on a shared GPU cluster.
+
+The env is a thin adapter over :class:`ddl_gym.sim.engine.Simulator`: it turns the simulator's
+decision points into ``step()`` calls and contains no simulation logic.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ddl_gym.placement import PlacementRule, get_placement_rule
+from ddl_gym.scenarios import Scenario, get_scenario
+from ddl_gym.sim.engine import Simulator
+from ddl_gym.sim.metrics import SimResult
+from ddl_gym.sim.model import ConfigError, Workload
+
+# Normalisation constants (log-scaled heavy-tailed quantities saturate at these).
+_WORK_MAX_S = 1e6  # seconds of estimated run time
+_WAIT_MAX_S = 1e6  # seconds waited
+_TIME_MAX_S = 1e7  # simulated seconds
+_QUEUE_MAX = 1000  # queued jobs
+
+SERVER_FEATURES = ("free_fraction", "split_jobs", "size")
+JOB_FEATURES = ("present", "gpus", "est_runtime", "waited", "comm_intensity", "fits_now", "fits_one_server")
+GLOBAL_FEATURES = ("queue_length", "queue_overflow", "running_jobs", "free_fraction", "finished_fraction",
+                   "arrivals_left_fraction", "sim_time", "mean_split_contention")
+
+
+class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
+    """Schedule distributed deep-learning jobs on a multi-tenant GPU cluster.
+
+    ## Description
+
+    Jobs (data-parallel, ring-all-reduce) arrive over time and wait in a queue. Each needs ``G_j``
+    GPUs at once (gang scheduling) and runs ``F_j`` iterations without preemption. A job spread
+    over several servers communicates over their NICs and slows down every other spread job on
+    those servers (ring-all-reduce contention, SJF-BCO §4.1 eqs. 6–8) and pays a per-server
+    overhead; a job on one server uses the fast intra-server link. The agent decides which queued
+    job to start next, how to place it, and when to wait. The default scenario has 16 servers × 4
+    GPUs, 10 Gb/s NICs, and 160 jobs (80×1, 14×2, 26×4, 30×8, 8×16, 2×32 GPUs; Table III models of
+    Ada-SRSF) arriving over 20 minutes, freshly sampled each episode.
+
+    ## Action Space
+
+    ``Discrete(1 + W·P)`` with ``W = window`` queue slots and ``P = len(placements)`` rules:
+
+    | action          | meaning                                                               |
+    |-----------------|-----------------------------------------------------------------------|
+    | 0               | advance: let simulated time run to the next event (arrival/completion)|
+    | 1 + w·P + p     | start the job in queue slot ``w`` with placement rule ``placements[p]``|
+
+    The queue window lists the first ``W`` queued jobs in ``queue_order`` (``"srsf"``: smallest
+    ``F·G·τ̂`` first; ``"fifo"``: arrival order; ``"sjf"``: smallest ``F·τ̂``). Slots are re-sorted
+    every step: an action names "the job now in slot w", never a job id. Default rules:
+    ``pack`` (consolidate on the fullest server that fits, else fewest servers), ``spread``
+    (one GPU at a time on the least-loaded server) and ``contention_aware`` (one server if
+    possible, else the servers with the fewest spread jobs). Masks: :meth:`action_masks` (np.int8)
+    and ``info["action_mask"]``; a start is valid iff the slot holds a job with ``G_j <= free
+    GPUs``; "advance" is valid unless it would wait forever (nothing running, no arrivals left).
+    An invalid action is a no-op that costs ``invalid_action_penalty`` and sets
+    ``info["invalid_action"] = True``; it never raises.
+
+    ## Observation Space
+
+    A flat ``Box(0, 1, (3·S + 7·W + 8,), float32)`` (``S`` servers), in this order:
+
+    | block      | feature (per item)   | meaning / normalisation                                    |
+    |------------|----------------------|------------------------------------------------------------|
+    | per server | free_fraction        | free GPUs / GPUs of the server                             |
+    |            | split_jobs           | spread jobs with workers on it / GPUs of the server (p_s)  |
+    |            | size                 | GPUs of the server / largest server                        |
+    | per slot   | present              | 1 if a job occupies the slot                               |
+    |            | gpus                 | log2(1+G_j) / log2(1+GPUs in cluster)                      |
+    |            | est_runtime          | log1p(F_j·τ̂_j) / log1p(1e6 s), τ̂ = uncontended, consolidated |
+    |            | waited               | log1p(now − arrival) / log1p(1e6 s)                        |
+    |            | comm_intensity       | r/(1+r), r = 2·m_j/b_e ÷ compute time per iteration        |
+    |            | fits_now             | 1 if G_j <= free GPUs                                      |
+    |            | fits_one_server      | 1 if some server alone has G_j free GPUs                   |
+    | global     | queue_length         | log1p(queued) / log1p(1000)                                |
+    |            | queue_overflow       | log1p(queued beyond the window) / log1p(1000)              |
+    |            | running_jobs         | log1p(running) / log1p(GPUs in cluster)                    |
+    |            | free_fraction        | free GPUs / GPUs in cluster                                |
+    |            | finished_fraction    | finished jobs / jobs in the episode                        |
+    |            | arrivals_left_fraction | jobs not yet arrived / jobs in the episode               |
+    |            | sim_time             | log1p(now − first arrival) / log1p(1e7 s)                  |
+    |            | mean_split_contention| mean p_j of running spread jobs / largest server           |
+
+    Values are clipped to [0, 1]. Layout sizes are in ``env.observation_layout``.
+
+    ## Rewards
+
+    ``reward="jct"`` (default): ``−Δt · (jobs in system) · reward_scale`` per step, so the
+    undiscounted return is exactly ``−(Σ_j JCT_j) · reward_scale``. ``"makespan"``: ``−Δt ·
+    reward_scale`` while jobs remain (return ``−makespan · scale``). ``"weighted_jct"``:
+    ``−Δt · Σ weights in system · scale``. ``reward_scale`` defaults to 1/3600 (hours).
+
+    ## Starting State
+
+    ``reset(seed)`` draws the cluster and workload from the scenario with the env's
+    ``np_random`` (identical to ``scenario.episode(seed)`` used by the evaluation harness),
+    puts the clock at the first arrival and advances to the first decision. ``options``:
+    ``{"workload": Workload | path.csv}`` replaces the sampled jobs for this episode.
+
+    ## Episode End
+
+    Terminated when every job has finished (``info["metrics"]`` then holds the harness's
+    summary keys). Truncated after ``max_decisions`` steps, if set. Time only moves on
+    "advance" (or automatically when no start is possible), so steps are decisions.
+
+    ## Arguments
+
+    ``scenario`` (name, file or :class:`Scenario`), ``window`` W (8), ``placements``,
+    ``queue_order``, ``reward``, ``reward_scale``, ``invalid_action_penalty``, ``max_decisions``,
+    ``render_mode`` (``"ansi"`` or ``"rgb_array"``), ``debug`` (simulator invariant checks).
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        scenario: str | Scenario = "default",
+        *,
+        window: int = 8,
+        placements: Sequence[str] = ("pack", "spread", "contention_aware"),
+        queue_order: str = "srsf",
+        reward: str = "jct",
+        reward_scale: float = 1.0 / 3600.0,
+        invalid_action_penalty: float = 0.0,
+        max_decisions: int | None = None,
+        render_mode: str | None = None,
+        debug: bool = False,
+    ) -> None:
+        self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
+        if self.scenario.engine != "job":
+            raise ConfigError(
+                f"scenario {self.scenario.name!r} uses the task-level engine, which DDLCluster-v0 does not drive; "
+                "evaluate its policies with `ddl-gym eval` instead"
+            )
+        if window < 1:
+            raise ConfigError(f"window must be >= 1, got {window}")
+        if queue_order not in ("srsf", "fifo", "sjf"):
+            raise ConfigError(f"queue_order must be 'srsf', 'fifo' or 'sjf', got {queue_order!r}")
+        if reward not in ("jct", "makespan", "weighted_jct"):
+            raise ConfigError(f"reward must be 'jct', 'makespan' or 'weighted_jct', got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.window = int(window)
+        self.placement_names = tuple(placements)
+        self._rules: tuple[PlacementRule, ...] = tuple(get_placement_rule(p) for p in self.placement_names)
+        self.queue_order = queue_order
+        self.reward_kind = reward
+        self.reward_scale = float(reward_scale)
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.max_decisions = max_decisions
+        self.render_mode = render_mode
+        self.debug = debug
+
+        probe = self.scenario.sample_cluster(np.random.default_rng(0))
+        self.num_servers = probe.num_servers
+        n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) * self.window + len(GLOBAL_FEATURES)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
+        self.action_space = spaces.Discrete(1 + self.window * len(self._rules))
+        self.observation_layout = {
+            "servers": self.num_servers, "server_features": SERVER_FEATURES, "window": self.window,
+            "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES, "placements": self.placement_names,
+        }
+        self.sim: Simulator | None = None
+        self._obs = np.zeros(n_obs, dtype=np.float32)
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        cluster, workload = self.scenario.sample(self.np_random)
+        if "workload" in options:
+            workload = self._load_option_workload(options["workload"], cluster)
+        if cluster.num_servers != self.num_servers:
+            raise ConfigError(f"scenario {self.scenario.name!r} changed its server count ({cluster.num_servers} != {self.num_servers})")
+        self.sim = Simulator(cluster, workload, self.scenario.model, debug=self.debug)
+        self._prepare_episode()
+        self._steps = 0
+        self._auto_advance()
+        obs = self._observe()
+        return obs, self._info(invalid=False)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        sim = self.sim
+        before = self._objective_area()
+        mask = self.action_masks()
+        action = int(action)
+        invalid = not (0 <= action < mask.size) or mask[action] == 0
+        if not invalid and not sim.done:
+            if action == 0:
+                sim.advance()
+            else:
+                slot, rule = divmod(action - 1, len(self._rules))
+                job = self._window[slot]
+                ids = self._rules[rule](sim, job, self.np_random)
+                sim.start(job, ids)
+            self._auto_advance()
+        self._steps += 1
+        reward = -(self._objective_area() - before) * self.reward_scale
+        if invalid:
+            reward -= self.invalid_action_penalty
+        terminated = sim.done
+        truncated = bool(self.max_decisions is not None and self._steps >= self.max_decisions and not terminated)
+        obs = self._observe()
+        info = self._info(invalid=invalid)
+        if terminated or truncated:
+            info["metrics"] = sim.result().summary()
+        return obs, float(reward), bool(terminated), truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions as np.int8 0/1 (at least one is always 1)."""
+        mask = np.zeros(self.action_space.n, dtype=np.int8)
+        sim = self.sim
+        if sim is None or sim.done:
+            mask[0] = 1
+            return mask
+        gpus = self._gpus
+        P = len(self._rules)
+        for slot, job in enumerate(self._window):
+            if gpus[job] <= sim.num_free:
+                mask[1 + slot * P : 1 + (slot + 1) * P] = 1
+        if sim.running or sim.has_future_arrivals or not mask.any():
+            mask[0] = 1
+        return mask
+
+    def result(self) -> SimResult:
+        """Per-job records of the current episode (complete once terminated)."""
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self.sim.result("env")
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None or self.sim is None:
+            return None
+        if self.render_mode == "ansi":
+            return self._render_text()
+        return self._render_rgb()
+
+    def close(self) -> None:
+        self.sim = None
+
+    def fork(self) -> DDLClusterEnv:
+        """An exact, independent copy of this env mid-episode (for tree search / rollouts).
+
+        The copy shares the immutable scenario, workload and per-episode static features, copies
+        the simulator state (:meth:`Simulator.fork`) and the random generator, so the original and
+        the copy replay identically under the same actions.
+        """
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._np_random = None
+        if self._np_random is not None:
+            generator = np.random.Generator(type(self._np_random.bit_generator)())
+            generator.bit_generator.state = self._np_random.bit_generator.state
+            twin._np_random = generator
+        twin.sim = self.sim.fork() if self.sim is not None else None
+        twin._window = list(self._window) if self.sim is not None else []
+        twin._obs = self._obs.copy()
+        return twin
+
+    # ------------------------------------------------------------------ internals
+    def _load_option_workload(self, value: Any, cluster: Any) -> Workload:
+        if isinstance(value, Workload):
+            value.check_fits(cluster)
+            return value
+        from ddl_gym.workloads.csv_io import read_workload_csv
+
+        return read_workload_csv(str(value), cluster=cluster)
+
+    def _prepare_episode(self) -> None:
+        sim = self.sim
+        assert sim is not None
+        w = sim.workload
+        cluster = sim.cluster
+        self._gpus = w.gpus.tolist()
+        tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
+        runtime = w.iterations * tau
+        if self.queue_order == "srsf":
+            self._order_key = (runtime * w.gpus).tolist()
+        elif self.queue_order == "sjf":
+            self._order_key = runtime.tolist()
+        else:
+            self._order_key = None
+        compute = w.per_job("forward_s") + w.per_job("backward_s")
+        ratio = 2.0 * w.per_job("gradient_bytes") / cluster.inter_bandwidth / np.maximum(compute, 1e-9)
+        # Static per-job features, columns: gpus, est_runtime, comm_intensity.
+        self._job_static = np.stack([
+            np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus),
+            np.log1p(runtime) / math.log1p(_WORK_MAX_S),
+            ratio / (1.0 + ratio),
+        ], axis=1).astype(np.float64)
+        self._arrival = w.arrival
+        self._server_gpus = sim.server_gpus.astype(np.float64)
+        self._max_server = float(cluster.max_server_gpus)
+        self._window: list[int] = []
+
+    def _refresh_window(self) -> None:
+        sim = self.sim
+        assert sim is not None
+        queue = sim.queue
+        if self._order_key is None:
+            self._window = queue[: self.window]
+        else:
+            key = self._order_key
+            self._window = sorted(queue, key=lambda j: (key[j], j))[: self.window]
+
+    def _auto_advance(self) -> None:
+        """Let time run while there is no start to decide (queue empty or nothing fits)."""
+        sim = self.sim
+        assert sim is not None
+        while True:
+            self._refresh_window()
+            if sim.done:
+                return
+            if any(self._gpus[j] <= sim.num_free for j in self._window):
+                return
+            if not sim.advance():
+                return
+
+    def _objective_area(self) -> float:
+        sim = self.sim
+        assert sim is not None
+        if self.reward_kind == "jct":
+            return sim.jobs_area
+        if self.reward_kind == "weighted_jct":
+            return sim.weighted_area
+        return sim.now
+
+    def _observe(self) -> np.ndarray:
+        sim = self.sim
+        assert sim is not None
+        S, W = self.num_servers, self.window
+        obs = self._obs
+        obs[:] = 0.0
+        obs[0:S] = sim.free_per_server / self._server_gpus
+        obs[S : 2 * S] = sim.split_count / self._server_gpus
+        obs[2 * S : 3 * S] = self._server_gpus / self._max_server
+        base = 3 * S
+        nf = len(JOB_FEATURES)
+        if self._window:
+            win = np.asarray(self._window, dtype=np.int64)
+            table = obs[base : base + nf * W].reshape(W, nf)
+            k = win.size
+            g = np.asarray([self._gpus[j] for j in self._window])
+            table[:k, 0] = 1.0
+            table[:k, 1] = self._job_static[win, 0]
+            table[:k, 2] = self._job_static[win, 1]
+            table[:k, 3] = np.log1p(sim.now - self._arrival[win]) / math.log1p(_WAIT_MAX_S)
+            table[:k, 4] = self._job_static[win, 2]
+            table[:k, 5] = g <= sim.num_free
+            table[:k, 6] = g <= sim.free_per_server.max()
+        gbase = base + nf * W
+        n_jobs = max(1, sim.workload.num_jobs)
+        queued = len(sim.queue)
+        split = [sim.contention[j] for j in sim.running if len(sim.servers[j]) > 1]
+        obs[gbase + 0] = math.log1p(queued) / math.log1p(_QUEUE_MAX)
+        obs[gbase + 1] = math.log1p(max(0, queued - W)) / math.log1p(_QUEUE_MAX)
+        obs[gbase + 2] = math.log1p(len(sim.running)) / math.log1p(sim.cluster.num_gpus)
+        obs[gbase + 3] = sim.num_free / sim.cluster.num_gpus
+        obs[gbase + 4] = sim.num_finished / n_jobs
+        obs[gbase + 5] = (sim.workload.num_jobs - sim.num_arrived) / n_jobs
+        elapsed = sim.now - (self._arrival[0] if sim.workload.num_jobs else 0.0)
+        obs[gbase + 6] = math.log1p(max(0.0, elapsed)) / math.log1p(_TIME_MAX_S)
+        obs[gbase + 7] = (sum(split) / len(split) / self._max_server) if split else 0.0
+        np.clip(obs, 0.0, 1.0, out=obs)
+        return obs.copy()
+
+    def _info(self, invalid: bool) -> dict[str, Any]:
+        sim = self.sim
+        assert sim is not None
+        return {
+            "action_mask": self.action_masks(),
+            "invalid_action": invalid,
+            "sim_time": float(sim.now),
+            "queue_length": len(sim.queue),
+            "running_jobs": len(sim.running),
+            "finished_jobs": sim.num_finished,
+            "window_jobs": list(self._window),
+        }
+
+    def _render_text(self) -> str:
+        sim = self.sim
+        assert sim is not None
+        lines = [f"t={sim.now:10.1f}s  queued={len(sim.queue)}  running={len(sim.running)}  "
+                 f"done={sim.num_finished}/{sim.workload.num_jobs}  free GPUs={sim.num_free}/{sim.cluster.num_gpus}"]
+        row = []
+        for s in range(self.num_servers):
+            total = int(sim.server_gpus[s])
+            used = total - int(sim.free_per_server[s])
+            row.append(f"S{s:02d}[{'#' * used}{'.' * (total - used)}]p{int(sim.split_count[s])}")
+        for i in range(0, len(row), 4):
+            lines.append("  ".join(row[i : i + 4]))
+        for slot, job in enumerate(self._window):
+            w = sim.workload
+            lines.append(f"  slot {slot}: job {int(w.job_id[job])} G={int(w.gpus[job])} F={int(w.iterations[job])} "
+                         f"model={w.profile(job).name} waited={sim.now - w.arrival[job]:.0f}s")
+        return "\n".join(lines) + "\n"
+
+    def _render_rgb(self) -> np.ndarray:
+        """GPU occupancy Gantt chart so far: one row band per GPU, colour per job, darker = more contention."""
+        sim = self.sim
+        assert sim is not None
+        n_gpus = sim.cluster.num_gpus
+        row_h = max(2, min(8, 256 // max(1, n_gpus)))
+        height, width = n_gpus * row_h, 480
+        image = np.full((height, width, 3), 255, dtype=np.uint8)
+        t0 = float(sim.workload.arrival[0]) if sim.workload.num_jobs else 0.0
+        span = max(sim.now - t0, 1e-9)
+        palette = np.array([[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189],
+                            [140, 86, 75], [227, 119, 194], [127, 127, 127], [188, 189, 34], [23, 190, 207]])
+        for j in range(sim.workload.num_jobs):
+            start = sim.start_time[j]
+            if math.isnan(start):
+                continue
+            end = sim.finish_time[j] if not math.isnan(sim.finish_time[j]) else sim.now
+            x0 = int((start - t0) / span * (width - 1))
+            x1 = max(x0 + 1, int((end - t0) / span * (width - 1)))
+            shade = 1.0 / (1.0 + 0.5 * max(0, sim.contention[j] - 1))
+            colour = (palette[j % len(palette)] * shade).astype(np.uint8)
+            for g in sim.placement[j].tolist():
+                image[g * row_h : (g + 1) * row_h - 1, x0:x1] = colour
+        return image

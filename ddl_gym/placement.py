@@ -1,0 +1,135 @@
+"""Placement rules: which free GPUs a job gets. Shared by the env's action decoder and the baselines.
+
+Each rule is ``rule(sim, job, rng) -> np.ndarray | None`` returning ``G_j`` free global GPU indices,
+or ``None`` when fewer than ``G_j`` GPUs are free. Rules never mutate the simulator.
+
+* ``pack`` (best-fit consolidate): the fullest server that still fits the whole job; otherwise the
+  fewest servers, taking the emptiest first. Minimises servers spanned (overhead, contention).
+* ``first_fit`` (FF): servers in index order, free GPUs in index order.
+* ``spread`` (spread over least-loaded servers): one GPU at a time from the server with the most
+  free GPUs. Balances load, maximises servers spanned.
+* ``least_loaded`` (LS, list scheduling): the ``G_j`` free GPUs with the least work assigned so far
+  (``sim.gpu_assigned_work``, estimated GPU-seconds), ties by index.
+* ``random`` (RAND): ``G_j`` free GPUs uniformly at random.
+* ``contention_aware``: one server if the job fits on one (best fit); otherwise servers with the
+  fewest split jobs first (smallest resulting ``p_j``, SJF-BCO eq. 6), ties by most free GPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ddl_gym.sim.engine import Simulator
+from ddl_gym.sim.model import ConfigError
+
+PlacementRule = Callable[[Simulator, int, np.random.Generator], "np.ndarray | None"]
+
+
+def _take_from_servers(sim: Simulator, order: np.ndarray, need: int) -> np.ndarray:
+    chosen: list[np.ndarray] = []
+    for s in order.tolist():
+        ids = sim.free_gpu_ids(s)
+        if ids.size:
+            chosen.append(ids[:need])
+            need -= min(need, ids.size)
+            if need == 0:
+                break
+    return np.concatenate(chosen)
+
+
+def _best_fit_server(sim: Simulator, need: int) -> int:
+    free = sim.free_per_server
+    fits = np.flatnonzero(free >= need)
+    if fits.size == 0:
+        return -1
+    return int(fits[np.argmin(free[fits])])  # argmin: lowest index among ties
+
+
+def pack(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
+    need = int(sim.workload.gpus[job])
+    if sim.num_free < need:
+        return None
+    s = _best_fit_server(sim, need)
+    if s >= 0:
+        return sim.free_gpu_ids(s)[:need]
+    order = np.lexsort((np.arange(sim.free_per_server.size), -sim.free_per_server))
+    return _take_from_servers(sim, order, need)
+
+
+def first_fit(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
+    need = int(sim.workload.gpus[job])
+    if sim.num_free < need:
+        return None
+    return np.flatnonzero(sim.gpu_owner < 0)[:need]
+
+
+def spread(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
+    need = int(sim.workload.gpus[job])
+    if sim.num_free < need:
+        return None
+    free = sim.free_per_server.copy()
+    taken = np.zeros_like(free)
+    for _ in range(need):
+        s = int(np.argmax(free))  # most free GPUs left, lowest index on ties
+        taken[s] += 1
+        free[s] -= 1
+    return np.concatenate([sim.free_gpu_ids(s)[:k] for s, k in enumerate(taken.tolist()) if k])
+
+
+def least_loaded(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
+    need = int(sim.workload.gpus[job])
+    if sim.num_free < need:
+        return None
+    free = np.flatnonzero(sim.gpu_owner < 0)
+    order = np.argsort(sim.gpu_assigned_work[free], kind="stable")
+    return np.sort(free[order[:need]])
+
+
+def random_fit(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
+    need = int(sim.workload.gpus[job])
+    if sim.num_free < need:
+        return None
+    free = np.flatnonzero(sim.gpu_owner < 0)
+    return np.sort(rng.choice(free, size=need, replace=False))
+
+
+def contention_aware(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
+    need = int(sim.workload.gpus[job])
+    if sim.num_free < need:
+        return None
+    s = _best_fit_server(sim, need)
+    if s >= 0:
+        return sim.free_gpu_ids(s)[:need]
+    servers = np.arange(sim.free_per_server.size)
+    order = np.lexsort((servers, -sim.free_per_server, sim.split_count))
+    order = order[sim.free_per_server[order] > 0]
+    return _take_from_servers(sim, order, need)
+
+
+PLACEMENT_RULES: dict[str, PlacementRule] = {
+    "pack": pack,
+    "first_fit": first_fit,
+    "spread": spread,
+    "least_loaded": least_loaded,
+    "random": random_fit,
+    "contention_aware": contention_aware,
+}
+
+#: Short names used in policy names (``fifo+ff``) mapped to rules.
+PLACEMENT_ALIASES: dict[str, str] = {
+    "ff": "first_fit", "ls": "least_loaded", "rand": "random", "pack": "pack", "bestfit": "pack",
+    "spread": "spread", "ca": "contention_aware",
+}
+
+
+def get_placement_rule(name: str) -> PlacementRule:
+    """Look up a rule by name or alias (``ff``, ``ls``, ``rand``, ``pack``, ``spread``, ``ca``)."""
+    key = PLACEMENT_ALIASES.get(name.lower(), name.lower())
+    try:
+        return PLACEMENT_RULES[key]
+    except KeyError:
+        raise ConfigError(
+            f"unknown placement rule {name!r}; choose one of {sorted(PLACEMENT_RULES)} or aliases {sorted(PLACEMENT_ALIASES)}"
+        ) from None

@@ -1,0 +1,21 @@
+"""The simulator core: cluster and job model, performance models, event engine, metrics.
+
+Imports no gymnasium, torch or stable-baselines3.
+"""
+
+from ddl_gym.sim.engine import InvariantError, Scheduler, SimulationError, Simulator, run_policy
+from ddl_gym.sim.metrics import SUMMARY_KEYS, SimResult
+from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
+from ddl_gym.sim.perf import (
+    AllReduceContentionModel,
+    RARContentionModel,
+    make_performance_model,
+    per_iteration_times,
+)
+from ddl_gym.sim.zoo import MODEL_ZOO, TABLE_III_MODELS, get_model
+
+__all__ = [
+    "AllReduceContentionModel", "ClusterSpec", "ConfigError", "InvariantError", "MODEL_ZOO", "ModelProfile",
+    "RARContentionModel", "SUMMARY_KEYS", "Scheduler", "SimResult", "SimulationError", "Simulator",
+    "TABLE_III_MODELS", "Workload", "get_model", "make_performance_model", "per_iteration_times", "run_policy",
+]

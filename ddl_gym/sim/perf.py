@@ -1,0 +1,225 @@
+"""Performance models: the per-iteration time of every running job, given all placements.
+
+Two job-level models share one structure. A job whose workers sit on more than one server
+("split": ``0 < y_js < G_j`` for some server ``s``) communicates over the NICs of its servers.
+The *contention count* of a split job is
+
+    p_j = max over servers s holding j of  #{split jobs j' with workers on s}        (SJF-BCO eq. 6)
+
+(``j`` itself included, so ``p_j >= 1``). A job on one server never contends. The simulator keeps
+``p_j`` up to date incrementally; the models only turn ``(job, servers spanned, p_j)`` into a
+per-iteration time ``τ_j`` (seconds). :func:`per_iteration_times` is the pure, from-scratch
+reference used by tests and by planners.
+
+* :class:`RARContentionModel` — SJF-BCO §4.1, eqs. (6)–(8) (the default).
+* :class:`AllReduceContentionModel` — Ada-SRSF §III-A, eq. (5), in job-level form (every split
+  job is counted as communicating all the time; the task-level form with explicit communication
+  phases lives in :mod:`ddl_gym.sim.tasklevel`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
+
+ContentionFunction = Callable[[float, float], float]
+
+
+def linear_degradation(alpha: float, k: float) -> float:
+    """SJF-BCO's example ``f(α, k) = k + α(k − 1)``: fair share ``b_e/k`` degraded by α per extra job."""
+    return k + alpha * (k - 1.0)
+
+
+def power_degradation(alpha: float, k: float) -> float:
+    """An alternative ``f(α, k) = k^(1+α)`` (``f(α,1)=1``, increasing): super-linear degradation."""
+    return k ** (1.0 + alpha)
+
+
+#: Named degradation functions (names keep scenario files and pickles simple).
+DEGRADATION_FUNCTIONS: dict[str, ContentionFunction] = {
+    "linear": linear_degradation,
+    "power": power_degradation,
+}
+
+
+class BoundModel(Protocol):
+    """A performance model bound to one cluster and workload (per-job constants precomputed)."""
+
+    def iteration_time(self, job: int, n_servers: int, contention: int) -> float:
+        """Per-iteration time τ of ``job`` spanning ``n_servers`` with contention count ``p_j``."""
+        ...
+
+    def iteration_times(self, jobs: np.ndarray, n_servers: np.ndarray, contention: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`iteration_time`."""
+        ...
+
+
+class PerformanceModel(Protocol):
+    name: str
+
+    def bind(self, cluster: ClusterSpec, workload: Workload) -> BoundModel: ...
+
+
+@dataclass(frozen=True)
+class RARContentionModel:
+    """Ring-all-reduce with communication contention and per-server overhead (SJF-BCO §4.1).
+
+    Per-iteration time of job ``j`` with ``w_j = G_j`` workers and gradient size ``m_j`` (eq. 8)::
+
+        τ_j = 2·m_j(w_j−1)/w_j / B_j  +  m_j(w_j−1)/w_j / C  +  ξ2·(#servers of j)  +  t_f + t_b
+
+    with ``B_j = b_i`` on one server and ``B_j = b_e / f(α, k_j)`` across servers, where
+    ``k_j = max(1, ξ1·p_j)`` (eq. 7). Decision (DESIGN.md §2.3): the paper requires ``f(α,1)=1``
+    and ``f`` increasing, but ``ξ1·p_j < 1`` would then hand a job *more* than the link's
+    bandwidth, so the contention level is floored at 1.
+
+    Attributes:
+        xi1: ``ξ1`` in (0, 1], the fraction of co-located split jobs that actually contend.
+        xi2: ``ξ2`` seconds of overhead per server per iteration (ACKs, ring negotiation).
+        alpha: ``α`` of the degradation function.
+        reduce_bytes_per_s: ``C``, GPU reduction speed (bytes/s).
+        degradation: name of ``f`` in :data:`DEGRADATION_FUNCTIONS`.
+    """
+
+    xi1: float = 1.0
+    xi2: float = 1e-3  # seconds per server per iteration
+    alpha: float = 0.275  # ≈ η/b of Ada-SRSF's 10GbE fit (0.235/0.856): same penalty per extra job
+    reduce_bytes_per_s: float = 100e9
+    degradation: str = "linear"
+    name: str = "rar"
+
+    def __post_init__(self) -> None:
+        if not (0 < self.xi1 <= 1):
+            raise ConfigError(f"RAR model: xi1 must be in (0, 1], got {self.xi1}")
+        if self.xi2 < 0 or self.alpha < 0 or self.reduce_bytes_per_s <= 0:
+            raise ConfigError("RAR model: xi2 and alpha must be >= 0 and reduce_bytes_per_s > 0")
+        if self.degradation not in DEGRADATION_FUNCTIONS:
+            raise ConfigError(
+                f"RAR model: unknown degradation {self.degradation!r}; choose one of {sorted(DEGRADATION_FUNCTIONS)}"
+            )
+
+    def bind(self, cluster: ClusterSpec, workload: Workload) -> _BoundRAR:
+        return _BoundRAR(self, cluster, workload)
+
+
+class _BoundRAR:
+    def __init__(self, model: RARContentionModel, cluster: ClusterSpec, workload: Workload) -> None:
+        w = workload.gpus.astype(np.float64)
+        m = workload.per_job("gradient_bytes")
+        chunk = m * (w - 1.0) / w  # m_j(w_j−1)/w_j bytes
+        self._compute = (workload.per_job("forward_s") + workload.per_job("backward_s") + chunk / model.reduce_bytes_per_s).tolist()
+        self._exchange = (2.0 * chunk).tolist()  # bytes over the bottleneck link per iteration
+        self._xi1 = model.xi1
+        self._xi2 = model.xi2
+        self._alpha = model.alpha
+        self._f = DEGRADATION_FUNCTIONS[model.degradation]
+        self._b_intra = cluster.intra_bandwidth
+        self._b_inter = cluster.inter_bandwidth
+
+    def iteration_time(self, job: int, n_servers: int, contention: int) -> float:
+        if n_servers <= 1:
+            bandwidth = self._b_intra
+        else:
+            level = max(1.0, self._xi1 * contention)
+            bandwidth = self._b_inter / self._f(self._alpha, level)
+        return self._compute[job] + self._xi2 * n_servers + self._exchange[job] / bandwidth
+
+    def iteration_times(self, jobs: np.ndarray, n_servers: np.ndarray, contention: np.ndarray) -> np.ndarray:
+        return np.array([self.iteration_time(int(j), int(s), int(p)) for j, s, p in zip(jobs, n_servers, contention)])
+
+
+@dataclass(frozen=True)
+class AllReduceContentionModel:
+    """Ada-SRSF §III-A, job-level form: ``τ = t_f + t_b (+ a + k·b·M + (k−1)·η·M if ≥ 2 servers)``.
+
+    ``k = p_j`` (eq. 5: the number of concurrent communication tasks on the busiest of the job's
+    servers, here every split job counted as communicating). All-reduce inside one server is free
+    (the paper's model and its authors' simulator). The cross-server time does not depend on the
+    number of workers.
+
+    Defaults follow the authors' public simulator for 10GbE (``a = 0``, ``b = 0.856 ms/MB``,
+    ``η = 0.235 ms/MB``); the paper's own fit is ``a = 6.69e-4 s``, ``b = 8.53e-10 s/byte`` and it
+    does not state η.
+    """
+
+    a: float = 0.0  # seconds per all-reduce
+    b: float = 8.56e-10  # seconds per byte (0.856 ms/MB)
+    eta: float = 2.35e-10  # seconds per byte per extra contending task (0.235 ms/MB)
+    name: str = "allreduce"
+
+    def __post_init__(self) -> None:
+        if self.a < 0 or self.b <= 0 or self.eta < 0:
+            raise ConfigError("all-reduce model: need a >= 0, b > 0, eta >= 0")
+
+    def bind(self, cluster: ClusterSpec, workload: Workload) -> _BoundAllReduce:
+        return _BoundAllReduce(self, workload)
+
+    def allreduce_time(self, message_bytes: float, k: int) -> float:
+        """Eq. (5): duration of one all-reduce of ``message_bytes`` under ``k``-way contention."""
+        return self.a + k * self.b * message_bytes + (k - 1) * self.eta * message_bytes
+
+
+class _BoundAllReduce:
+    def __init__(self, model: AllReduceContentionModel, workload: Workload) -> None:
+        self._model = model
+        self._compute = (workload.per_job("forward_s") + workload.per_job("backward_s")).tolist()
+        self._message = workload.per_job("gradient_bytes").tolist()
+
+    def iteration_time(self, job: int, n_servers: int, contention: int) -> float:
+        if n_servers <= 1:
+            return self._compute[job]
+        return self._compute[job] + self._model.allreduce_time(self._message[job], max(1, contention))
+
+    def iteration_times(self, jobs: np.ndarray, n_servers: np.ndarray, contention: np.ndarray) -> np.ndarray:
+        return np.array([self.iteration_time(int(j), int(s), int(p)) for j, s, p in zip(jobs, n_servers, contention)])
+
+
+PERFORMANCE_MODELS: dict[str, type] = {"rar": RARContentionModel, "allreduce": AllReduceContentionModel}
+
+
+def make_performance_model(name: str, **params: float) -> PerformanceModel:
+    """Build a performance model by name (``"rar"`` or ``"allreduce"``) with keyword parameters."""
+    try:
+        cls = PERFORMANCE_MODELS[name]
+    except KeyError:
+        raise ConfigError(f"unknown performance model {name!r}; choose one of {sorted(PERFORMANCE_MODELS)}") from None
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise ConfigError(f"performance model {name!r}: {exc}") from None
+
+
+def contention_counts(cluster: ClusterSpec, placements: Sequence[np.ndarray], gpus: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """From-scratch ``(n_servers_j, p_j)`` for running jobs given their GPU placements (eq. 6).
+
+    Args:
+        cluster: the cluster.
+        placements: for each running job, its global GPU indices.
+        gpus: ``G_j`` of each running job (must equal ``len(placements[j])``).
+    """
+    gpu_server = cluster.gpu_server()
+    per_job_servers = []
+    split_on_server = np.zeros(cluster.num_servers, dtype=np.int64)
+    for ids, g in zip(placements, gpus):
+        servers = np.unique(gpu_server[np.asarray(ids, dtype=np.int64)])
+        per_job_servers.append(servers)
+        if len(ids) != g:
+            raise ConfigError(f"placement has {len(ids)} GPUs but the job needs {g}")
+        if servers.size > 1:  # 0 < y_js < G_j on every server it uses
+            split_on_server[servers] += 1
+    n_servers = np.array([s.size for s in per_job_servers], dtype=np.int64)
+    p = np.array([int(split_on_server[s].max()) if s.size > 1 else 0 for s in per_job_servers], dtype=np.int64)
+    return n_servers, p
+
+
+def per_iteration_times(
+    model: PerformanceModel, cluster: ClusterSpec, workload: Workload, running: Sequence[int], placements: Sequence[np.ndarray]
+) -> np.ndarray:
+    """Per-iteration time of each job in ``running`` given every running job's placement (pure)."""
+    running = np.asarray(running, dtype=np.int64)
+    n_servers, p = contention_counts(cluster, placements, workload.gpus[running])
+    return model.bind(cluster, workload).iteration_times(running, n_servers, p)
