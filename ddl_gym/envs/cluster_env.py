@@ -199,7 +199,7 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
         before = self._objective_area()
         mask = self.action_masks()
         action = int(action)
-        invalid = not (0 <= action < mask.size) or mask[action] == 0
+        invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
         if not invalid and not sim.done:
             if action == 0:
                 sim.advance()
