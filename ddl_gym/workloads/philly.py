@@ -1,0 +1,354 @@
+"""Load the Microsoft Philly job tables (Jeon et al., ATC'19; CC BY 4.0) as workloads.
+
+Two derived tables are supported (see ``../shared/traces/philly/README.md``):
+
+* ``"rfold"`` — ``philly_rfold_jobs.csv`` (95,621 jobs, via shuoshuc/RFold, MIT). First line is
+  a ``#`` comment header ``#job id,arrival time (sec),topology,shape,size,duration (sec)``;
+  rows sorted by arrival; arrivals in seconds since 2017-08-14 23:27:00.
+* ``"pollux"`` — ``philly_pollux_jobs.csv`` (71,570 jobs, via petuum/adaptdl, Apache-2.0).
+  Columns ``timestamp,duration,num_gpus,gpu_time,cluster``; rows NOT sorted by time; timestamps
+  ``YYYY-MM-DD HH:MM:SS`` are converted to seconds since the earliest one in the file.
+
+Mapping to a :class:`~ddl_gym.sim.model.Workload` (assumptions, stated once here):
+
+* ``arrival`` = submission time in seconds relative to the first job of the loaded slice.
+* ``gpus`` = the recorded GPU count (``size`` / ``num_gpus``).
+* **Model-profile sampler.** Philly does not record which model a job trained. Each job gets a
+  profile drawn uniformly and independently from ``models`` (default: the four Ada-SRSF Table III
+  models), using the seeded ``rng``; the draw happens after the slice is selected, so the same
+  slice and seed always give the same profiles.
+* **Iterations.** The recorded duration is interpreted as the job's run time *alone*, i.e.
+  without contention or communication: ``iterations = max(1, round(duration_s / t_iter))`` where
+  ``t_iter`` is the sampled model's single-GPU compute time per iteration
+  (``forward_s + backward_s``) or ``iteration_time_s`` if given. Zero-duration jobs get one
+  iteration. Simulated run times therefore match the trace only for jobs that run alone on one
+  server; multi-server jobs take longer by their communication time.
+* ``user`` = the hashed virtual-cluster (VC) id where the table has one (Pollux ``cluster``,
+  a hex string, read as a base-16 integer; other strings fall back to CRC-32), else -1.
+  ``group`` = -1 (no recurrence information). ``weight`` = 1.
+* ``job_id`` = RFold's ``job id``; for the Pollux table, the 0-based data-row index in the file.
+
+Trace location (when ``path`` is None): ``$DDL_GYM_TRACES`` (a traces folder holding
+``philly/``, or the ``philly/`` folder itself), else ``../shared/traces`` next to the repository
+root, else — for the RFold table only — the bundled 500-job sample ``ddl_gym/data/philly_sample.csv``.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+import zlib
+from pathlib import Path
+from typing import Literal, overload
+
+import numpy as np
+import pandas as pd
+
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
+from ddl_gym.workloads.synthetic import TABLE_III, ModelSpec, resolve_models
+
+TRACE_FILES: dict[str, str] = {"rfold": "philly_rfold_jobs.csv", "pollux": "philly_pollux_jobs.csv"}
+RFOLD_COLUMNS: tuple[str, ...] = ("job id", "arrival time (sec)", "topology", "shape", "size", "duration (sec)")
+POLLUX_COLUMNS: tuple[str, ...] = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
+#: The bundled sample: 500 consecutive RFold rows (job ids 80000–80499), unmodified.
+SAMPLE_PATH: Path = Path(__file__).resolve().parent.parent / "data" / "philly_sample.csv"
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+Table = Literal["rfold", "pollux"]
+
+
+def default_trace_path(table: Table = "rfold") -> Path:
+    """Where :func:`load_philly` looks for ``table`` when no path is given.
+
+    Args:
+        table: ``"rfold"`` or ``"pollux"``.
+
+    Returns:
+        The first existing candidate: ``$DDL_GYM_TRACES/philly/<file>``,
+        ``$DDL_GYM_TRACES/<file>``, ``<repo>/../shared/traces/philly/<file>``, else (RFold only)
+        the bundled sample.
+
+    Raises:
+        ConfigError: if ``table`` is unknown, or no Pollux table is found.
+    """
+    if table not in TRACE_FILES:
+        raise ConfigError(f"table: must be one of {sorted(TRACE_FILES)}, got {table!r}")
+    name = TRACE_FILES[table]
+    candidates: list[Path] = []
+    env = os.environ.get("DDL_GYM_TRACES")
+    if env:
+        candidates += [Path(env) / "philly" / name, Path(env) / name]
+    candidates.append(_REPO_ROOT.parent / "shared" / "traces" / "philly" / name)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    if table == "rfold":
+        return SAMPLE_PATH
+    raise ConfigError(
+        f"Philly {table} table not found (looked at {', '.join(str(c) for c in candidates)}); set "
+        "DDL_GYM_TRACES to the traces folder or pass path="
+    )
+
+
+def _split_lines(path: Path) -> list[str]:
+    """All lines of the file (line ``k`` of the list is file line ``k + 1``)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read Philly trace ({getattr(exc, 'strerror', None) or exc})") from None
+    return text.splitlines()
+
+
+def _detect(path: Path, lines: list[str]) -> tuple[Table, list[str], int]:
+    """Find the header; return (table, column names, index of the first data line)."""
+    for k, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        body = stripped.lstrip("#").strip()
+        names = [c.strip() for c in body.split(",")]
+        if names[:2] == list(RFOLD_COLUMNS[:2]):
+            return "rfold", names, k + 1
+        if "timestamp" in names and "num_gpus" in names:
+            return "pollux", names, k + 1
+        if not stripped.startswith("#"):
+            break  # a data line before any recognisable header
+    raise ConfigError(
+        f"{path}: line 1: not a Philly job table: expected a header '#{','.join(RFOLD_COLUMNS)}' "
+        f"(RFold) or '{','.join(POLLUX_COLUMNS)}' (Pollux)"
+    )
+
+
+class _Rows:
+    """Data lines split into string columns, with their file line numbers and a keep mask."""
+
+    def __init__(self, path: Path, lines: list[str], first: int, header: list[str], drop_malformed: bool):
+        self.path = path
+        self.drop_malformed = drop_malformed
+        self.header_line = first  # the header is the line just before the first data line
+        body = lines[first:]
+        line_no = np.arange(first + 1, first + 1 + len(body), dtype=np.int64)
+        nonblank = np.fromiter((bool(s.strip()) and not s.lstrip().startswith("#") for s in body),
+                               dtype=bool, count=len(body))
+        split = [s.split(",") for s, keep in zip(body, nonblank) if keep]
+        self.lines = line_no[nonblank]
+        width = len(header)
+        counts = np.fromiter((len(r) for r in split), dtype=np.int64, count=len(split))
+        self.ok = counts == width
+        self.n_malformed = 0
+        if not self.ok.all():
+            i = int(np.flatnonzero(~self.ok)[0])
+            self._bad(~self.ok, f"{self.path}: line {int(self.lines[i])}: expected {width} fields, "
+                      f"got {int(counts[i])}")
+        good = [r if ok else [""] * width for r, ok in zip(split, self.ok)]
+        cols = list(zip(*good)) if good else [()] * width
+        self.columns = {name: np.asarray(c, dtype=object) for name, c in zip(header, cols)}
+
+    def _bad(self, mask: np.ndarray, message: str) -> None:
+        """Raise for the first malformed row, or mark all of ``mask`` to be dropped."""
+        if not self.drop_malformed:
+            raise ConfigError(message)
+        new = mask & self.ok
+        self.n_malformed += int(new.sum())
+        self.ok &= ~mask
+
+    def column(self, name: str) -> np.ndarray:
+        if name not in self.columns:
+            raise ConfigError(f"{self.path}: line {self.header_line}: column {name!r}: missing from the "
+                              f"header (have {', '.join(self.columns)})")
+        return self.columns[name]
+
+    def numeric(self, name: str, *, integer: bool = False, minimum: float = 0.0) -> np.ndarray:
+        """Parse a numeric column; malformed rows raise (or are dropped), value < minimum too."""
+        raw = self.column(name)
+        values = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(np.float64)
+        checks = [
+            (~np.isfinite(values), "is not a finite number"),
+            (values < minimum, f"must be >= {minimum:g}"),
+        ]
+        if integer:
+            checks.append((values != np.floor(values), "is not an integer"))
+        for bad, problem in checks:
+            bad = bad & self.ok
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                text = str(raw[i]).strip()
+                if problem == "is not a finite number" and not _is_float(text):
+                    problem = "is not a number"
+                self._bad(bad, f"{self.path}: line {int(self.lines[i])}: column {name!r}: {text!r} {problem}")
+        return values
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _vc_code(values: np.ndarray) -> np.ndarray:
+    """Stable integer code per hashed VC id: base-16 value if hex, else CRC-32 (-1 if empty)."""
+    uniques, inverse = np.unique(values.astype(str), return_inverse=True)
+    codes = np.empty(len(uniques), dtype=np.int64)
+    for k, vc in enumerate(uniques.tolist()):
+        vc = vc.strip()
+        try:
+            codes[k] = int(vc, 16) if vc and len(vc) <= 15 else (zlib.crc32(vc.encode()) if vc else -1)
+        except ValueError:
+            codes[k] = zlib.crc32(vc.encode())
+    return codes[inverse.reshape(-1)]
+
+
+@overload
+def load_philly(
+    path: str | os.PathLike[str] | None = ..., *, table: Table | None = ...,
+    rng: np.random.Generator | int | None = ..., max_jobs: int | None = ..., start: float | None = ...,
+    end: float | None = ..., cluster: ClusterSpec | None = ..., drop_oversized: bool = ...,
+    drop_malformed: bool = ..., iteration_time_s: float | None = ..., models: ModelSpec | None = ...,
+    name: str | None = ..., return_dropped: Literal[False] = ...,
+) -> Workload: ...
+@overload
+def load_philly(
+    path: str | os.PathLike[str] | None = ..., *, table: Table | None = ...,
+    rng: np.random.Generator | int | None = ..., max_jobs: int | None = ..., start: float | None = ...,
+    end: float | None = ..., cluster: ClusterSpec | None = ..., drop_oversized: bool = ...,
+    drop_malformed: bool = ..., iteration_time_s: float | None = ..., models: ModelSpec | None = ...,
+    name: str | None = ..., return_dropped: Literal[True],
+) -> tuple[Workload, dict[str, int]]: ...
+def load_philly(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    table: Table | None = None,
+    rng: np.random.Generator | int | None = None,
+    max_jobs: int | None = None,
+    start: float | None = None,
+    end: float | None = None,
+    cluster: ClusterSpec | None = None,
+    drop_oversized: bool = True,
+    drop_malformed: bool = False,
+    iteration_time_s: float | None = None,
+    models: ModelSpec | None = TABLE_III,
+    name: str | None = None,
+    return_dropped: bool = False,
+) -> Workload | tuple[Workload, dict[str, int]]:
+    """Load a Philly job table as a workload (mapping and assumptions in the module docstring).
+
+    Every row of the file is validated first (a malformed row raises, or with ``drop_malformed``
+    is dropped and counted); then rows are selected in this order: time window ``[start, end)``
+    → oversized jobs (if ``cluster`` and ``drop_oversized``) → the first ``max_jobs`` by arrival.
+    Finally arrivals are rebased to the first selected job and models are drawn.
+
+    Args:
+        path: a table file (or a folder holding it); ``None`` = :func:`default_trace_path`.
+        table: ``"rfold"`` or ``"pollux"``; ``None`` detects it from the header (and means RFold
+            when ``path`` is ``None``). A given value must match the file.
+        rng: generator or seed for the model-profile sampler; ``None`` = seed 0 (reproducible).
+        max_jobs: keep at most this many jobs (the earliest).
+        start: window start in the table's own seconds (RFold ``arrival time (sec)``; Pollux:
+            seconds since the file's earliest timestamp), inclusive.
+        end: window end in the same seconds, exclusive.
+        cluster: if given, jobs needing more GPUs than it has are dropped (with a warning) or,
+            when ``drop_oversized`` is false, an error naming the line.
+        drop_oversized: see ``cluster``.
+        drop_malformed: drop malformed rows with a counted warning instead of raising.
+        iteration_time_s: seconds per iteration used to turn durations into iterations instead of
+            the sampled model's ``forward_s + backward_s``.
+        models: profiles or zoo names for the uniform model sampler (default: Table III).
+        name: workload name (default ``"philly-<table>"``).
+        return_dropped: also return ``{"malformed": n, "oversized": n}``.
+
+    Returns:
+        The workload (sorted by arrival), or ``(workload, dropped_counts)``.
+
+    Raises:
+        ConfigError: unreadable/unknown file, or a malformed row (naming file, line and column).
+    """
+    if table is not None and table not in TRACE_FILES:
+        raise ConfigError(f"table: must be one of {sorted(TRACE_FILES)}, got {table!r}")
+    if path is None:
+        file = default_trace_path(table or "rfold")
+    else:
+        file = Path(path)
+        if file.is_dir():
+            file = file / TRACE_FILES[table or "rfold"]
+    lines = _split_lines(file)
+    detected, header, first = _detect(file, lines)
+    if table is not None and detected != table:
+        raise ConfigError(f"{file}: line {first}: header is a {detected!r} table, but table={table!r} was asked")
+    rows = _Rows(file, lines, first, header, drop_malformed)
+
+    if detected == "rfold":
+        job_id = rows.numeric("job id", integer=True)
+        t = rows.numeric("arrival time (sec)")
+        gpus = rows.numeric("size", integer=True, minimum=1)
+        duration = rows.numeric("duration (sec)")
+        user = np.full(len(t), -1, dtype=np.int64)
+    else:
+        raw_ts = pd.Series(rows.column("timestamp")).astype(str).str.strip()
+        stamp = pd.to_datetime(raw_ts, format="%Y-%m-%d %H:%M:%S", errors="coerce")
+        bad = stamp.isna().to_numpy() & rows.ok
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            rows._bad(bad, f"{file}: line {int(rows.lines[i])}: column 'timestamp': {raw_ts.iloc[i]!r} "
+                      "is not a 'YYYY-MM-DD HH:MM:SS' time")
+        duration = rows.numeric("duration")
+        gpus = rows.numeric("num_gpus", integer=True, minimum=1)
+        seconds = (stamp - stamp[rows.ok].min()).dt.total_seconds().to_numpy(np.float64) if rows.ok.any() \
+            else np.zeros(len(stamp))
+        t = np.where(rows.ok, seconds, 0.0)
+        job_id = np.arange(len(t), dtype=np.float64)
+        user = _vc_code(rows.column("cluster")) if "cluster" in rows.columns else np.full(len(t), -1, np.int64)
+
+    if rows.n_malformed:
+        warnings.warn(f"{file}: dropped {rows.n_malformed} malformed row(s)", UserWarning, stacklevel=2)
+    keep = rows.ok.copy()
+    if start is not None:
+        keep &= t >= float(start)
+    if end is not None:
+        keep &= t < float(end)
+    n_oversized = 0
+    if cluster is not None:
+        too_big = keep & (gpus > cluster.num_gpus)
+        if too_big.any():
+            if not drop_oversized:
+                i = int(np.flatnonzero(too_big)[0])
+                raise ConfigError(
+                    f"{file}: line {int(rows.lines[i])}: column {'size' if detected == 'rfold' else 'num_gpus'!r}: "
+                    f"job needs {int(gpus[i])} GPUs but the cluster has {cluster.num_gpus} "
+                    f"({int(too_big.sum())} such jobs); drop them with drop_oversized=True"
+                )
+            n_oversized = int(too_big.sum())
+            keep &= ~too_big
+            warnings.warn(f"{file}: dropped {n_oversized} job(s) needing more than the cluster's "
+                          f"{cluster.num_gpus} GPUs", UserWarning, stacklevel=2)
+
+    idx = np.flatnonzero(keep)
+    idx = idx[np.argsort(t[idx], kind="stable")]
+    if max_jobs is not None:
+        if int(max_jobs) < 0:
+            raise ConfigError(f"max_jobs: must be >= 0, got {max_jobs}")
+        idx = idx[: int(max_jobs)]
+
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0 if rng is None else rng)
+    profiles = resolve_models(models)
+    model_index = generator.integers(0, len(profiles), size=len(idx), dtype=np.int64)
+    if iteration_time_s is not None:
+        if not np.isfinite(iteration_time_s) or iteration_time_s <= 0:
+            raise ConfigError(f"iteration_time_s: must be a finite number > 0, got {iteration_time_s!r}")
+        per_iter = np.full(len(idx), float(iteration_time_s))
+    else:
+        compute = np.array([p.compute_s for p in profiles], dtype=np.float64)
+        if compute.min() <= 0:
+            raise ConfigError("models: every profile needs forward_s + backward_s > 0 to convert durations")
+        per_iter = compute[model_index]
+    iterations = np.maximum(1, np.rint(duration[idx] / per_iter)).astype(np.int64)
+
+    arrival = t[idx] - (t[idx[0]] if idx.size else 0.0)
+    workload = Workload(
+        job_id=job_id[idx].astype(np.int64), arrival=arrival, gpus=gpus[idx].astype(np.int64),
+        iterations=iterations, model_index=model_index, models=profiles, user=user[idx],
+        name=name or f"philly-{detected}",
+    )
+    dropped = {"malformed": rows.n_malformed, "oversized": n_oversized}
+    return (workload, dropped) if return_dropped else workload
