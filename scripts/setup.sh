@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Create ./.venv (if needed) and install ddl-gym with its RL and test extras.
+# torch==2.13.0 is installed first: a CPU wheel of it is in the local wheel folder pip searches,
+# and installing it before stable-baselines3 keeps pip from pulling a CUDA build (gigabytes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+. .venv/bin/activate
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+pip_quiet() { python -m pip install -q "$@"; }
+if ! python -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13.0') else 1)" 2>/dev/null; then
+  pip_quiet "torch==2.13.0"
+fi
+pip_quiet -e ".[rl,dev]"
+python -c "import ddl_gym, torch, stable_baselines3, sb3_contrib; print('ddl-gym', ddl_gym.__version__, '| torch', torch.__version__, '| sb3', stable_baselines3.__version__)"
