@@ -73,10 +73,13 @@ class Simulator:
         self.bound = self.model.bind(cluster, workload)
         self.debug = debug
         n = workload.num_jobs
+        self._n = n
         self.gpu_server = cluster.gpu_server()
         self._gpu_server_list: list[int] = self.gpu_server.tolist()
         self.server_first_gpu = cluster.server_first_gpu()
         self.server_gpus = np.asarray(cluster.gpus_per_server, dtype=np.int64)
+        self._server_first_list: list[int] = self.server_first_gpu.tolist()
+        self._server_gpus_list: list[int] = list(cluster.gpus_per_server)
         self._arrival: list[float] = workload.arrival.tolist()
         self._gpus: list[int] = workload.gpus.tolist()
         self._iterations: list[int] = workload.iterations.tolist()
@@ -94,6 +97,7 @@ class Simulator:
         # Estimated GPU-seconds assigned to each GPU so far (list-scheduling load, LS / LWF rules).
         self.gpu_assigned_work = np.zeros(cluster.num_gpus, dtype=np.float64)
         self._split_jobs: list[set[int]] = [set() for _ in range(cluster.num_servers)]
+        self._split_list: list[int] = [0] * cluster.num_servers  # python mirror of split_count (fast scalar reads)
 
         self.remaining = [float(f) for f in self._iterations]  # iterations left (banked at `last`)
         self.tau = [math.inf] * n  # current per-iteration time
@@ -101,6 +105,7 @@ class Simulator:
         self._version = [0] * n
         self.contention = [0] * n  # p_j
         self.servers: list[tuple[int, ...]] = [()] * n
+        self._server_counts: list[tuple[int, ...]] = [()] * n  # GPUs of the job on each of its servers
         self.placement: list[np.ndarray | None] = [None] * n
         self.start_time = [math.nan] * n
         self.finish_time = [math.nan] * n
@@ -125,7 +130,7 @@ class Simulator:
     @property
     def done(self) -> bool:
         """All jobs finished."""
-        return self.num_finished == self.workload.num_jobs
+        return self.num_finished == self._n
 
     @property
     def jobs_in_system(self) -> int:
@@ -133,13 +138,13 @@ class Simulator:
 
     @property
     def has_future_arrivals(self) -> bool:
-        return self._next_arrival < self.workload.num_jobs
+        return self._next_arrival < self._n
 
     def next_event_time(self) -> float:
         """Time of the next completion, arrival or wake-up (``inf`` if none)."""
         self._drop_stale()
         t = self._heap[0][0] if self._heap else math.inf
-        if self._next_arrival < self.workload.num_jobs:
+        if self._next_arrival < self._n:
             t = min(t, self._arrival[self._next_arrival])
         if self._wakeups:
             t = min(t, self._wakeups[0])
@@ -148,9 +153,9 @@ class Simulator:
     def free_gpu_ids(self, server: int | None = None) -> np.ndarray:
         """Free global GPU indices (of one server, or of the whole cluster), ascending."""
         if server is None:
-            return np.flatnonzero(self.gpu_owner < 0)
-        first = int(self.server_first_gpu[server])
-        return first + np.flatnonzero(self.gpu_owner[first : first + int(self.server_gpus[server])] < 0)
+            return np.nonzero(self.gpu_owner < 0)[0]
+        first = self._server_first_list[server]
+        return first + np.nonzero(self.gpu_owner[first : first + self._server_gpus_list[server]] < 0)[0]
 
     def remaining_iterations(self, job: int) -> float:
         """Iterations ``job`` still has to run, as of ``now``."""
@@ -174,23 +179,34 @@ class Simulator:
     # ------------------------------------------------------------------ actions
     def start(self, job: int, gpu_ids: np.ndarray | list[int]) -> None:
         """Gang-start queued ``job`` on the given free GPUs (exactly ``G_j`` distinct ones)."""
-        if not 0 <= job < self.workload.num_jobs or self.state[job] != QUEUED:
+        if not 0 <= job < self._n or self.state[job] != QUEUED:
             raise SimulationError(f"job {job} cannot start: it is not in the queue (state {self._state_name(job)})")
         ids = np.asarray(gpu_ids, dtype=np.int64).ravel()
         g = self._gpus[job]
         if ids.size != g:
             raise SimulationError(f"job {job} needs {g} GPUs, placement has {ids.size}")
-        if ids.size and (ids.min() < 0 or ids.max() >= self.gpu_owner.size):
-            raise SimulationError(f"job {job}: GPU index out of range in {ids.tolist()}")
-        if np.any(self.gpu_owner[ids] >= 0) or np.unique(ids).size != ids.size:
-            raise SimulationError(f"job {job}: placement {ids.tolist()} uses busy or repeated GPUs")
+        id_list = ids.tolist()
+        if min(id_list) < 0 or max(id_list) >= self.gpu_owner.size:
+            raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
+        if self.gpu_owner[ids].max() >= 0 or (g > 1 and len(set(id_list)) != g):
+            raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
+        gpu_server = self._gpu_server_list
         if g == 1:
-            servers: tuple[int, ...] = (self._gpu_server_list[int(ids[0])],)
+            servers: tuple[int, ...] = (gpu_server[id_list[0]],)
+            counts: tuple[int, ...] = (1,)
             self.free_per_server[servers[0]] -= 1
         else:
-            srv, counts = np.unique(self.gpu_server[ids], return_counts=True)
-            servers = tuple(srv.tolist())
-            self.free_per_server[srv] -= counts
+            per_server: dict[int, int] = {}
+            for i in id_list:
+                s = gpu_server[i]
+                per_server[s] = per_server.get(s, 0) + 1
+            servers = tuple(sorted(per_server))
+            counts = tuple(per_server[s] for s in servers)
+            if len(servers) == 1:
+                self.free_per_server[servers[0]] -= g
+            else:
+                self.free_per_server[list(servers)] -= counts
+        self._server_counts[job] = counts
         self.gpu_owner[ids] = job
         self.num_free -= g
         self.gpu_assigned_work[ids] += self._iterations[job] * self.nominal_iteration_time(job)
@@ -205,7 +221,8 @@ class Simulator:
         if len(servers) > 1:
             for s in servers:
                 self._split_jobs[s].add(job)
-                self.split_count[s] += 1
+                self._split_list[s] += 1
+            self.split_count[list(servers)] += 1
             self._ideal_tau[job] = self.bound.iteration_time(job, len(servers), 1)
             self._rerate(self._neighbours(servers))
         else:
@@ -256,7 +273,7 @@ class Simulator:
         self.now = t
 
     def _admit_arrivals(self) -> None:
-        n = self.workload.num_jobs
+        n = self._n
         i = self._next_arrival
         while i < n and self._arrival[i] <= self.now:
             self.state[i] = QUEUED
@@ -273,10 +290,10 @@ class Simulator:
         return affected
 
     def _rerate(self, jobs: set[int]) -> None:
-        split_count = self.split_count
+        count_of = self._split_list.__getitem__
         for i in sorted(jobs):  # sorted: deterministic heap sequence numbers
             servers = self.servers[i]
-            p = max(int(split_count[s]) for s in servers)
+            p = max(map(count_of, servers))
             if p != self.contention[i] or self.tau[i] == math.inf:
                 self.contention[i] = p
                 self._set_rate(i, self.bound.iteration_time(i, len(servers), p))
@@ -302,8 +319,7 @@ class Simulator:
         if len(servers) == 1:
             self.free_per_server[servers[0]] += self._gpus[job]
         else:
-            srv, counts = np.unique(self.gpu_server[ids], return_counts=True)
-            self.free_per_server[srv] += counts
+            self.free_per_server[list(servers)] += self._server_counts[job]
         self.num_free += self._gpus[job]
         del self.running[job]
         self.state[job] = DONE
@@ -317,7 +333,8 @@ class Simulator:
         if len(servers) > 1:
             for s in servers:
                 self._split_jobs[s].discard(job)
-                self.split_count[s] -= 1
+                self._split_list[s] -= 1
+            self.split_count[list(servers)] -= 1
             self._rerate(self._neighbours(servers))
 
     def _drop_stale(self) -> None:
@@ -354,7 +371,7 @@ class Simulator:
         for j in self.running:
             if len(self.servers[j]) > 1:
                 expected_split[list(self.servers[j])] += 1
-        if not np.array_equal(expected_split, self.split_count):
+        if not np.array_equal(expected_split, self.split_count) or expected_split.tolist() != self._split_list:
             raise InvariantError("per-server split-job counts are stale")
 
     def result(self, policy: str = "") -> SimResult:
