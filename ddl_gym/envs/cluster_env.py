@@ -6,6 +6,7 @@ decision points into ``step()`` calls and contains no simulation logic.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Any, Sequence
 
@@ -24,6 +25,9 @@ _WORK_MAX_S = 1e6  # seconds of estimated run time
 _WAIT_MAX_S = 1e6  # seconds waited
 _TIME_MAX_S = 1e7  # simulated seconds
 _QUEUE_MAX = 1000  # queued jobs
+_INV_LOG_WAIT = 1.0 / math.log1p(_WAIT_MAX_S)
+_INV_LOG_QUEUE = 1.0 / math.log1p(_QUEUE_MAX)
+_INV_LOG_TIME = 1.0 / math.log1p(_TIME_MAX_S)
 
 SERVER_FEATURES = ("free_fraction", "split_jobs", "size")
 JOB_FEATURES = ("present", "gpus", "est_runtime", "waited", "comm_intensity", "fits_now", "fits_one_server")
@@ -175,6 +179,8 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
         }
         self.sim: Simulator | None = None
         self._obs = np.zeros(n_obs, dtype=np.float32)
+        self._window: list[int] = []
+        self._mask: np.ndarray | None = None
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -197,7 +203,7 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
             raise gym.error.ResetNeeded("call reset() before step()")
         sim = self.sim
         before = self._objective_area()
-        mask = self.action_masks()
+        mask = self._mask if self._mask is not None else self._compute_mask()
         action = int(action)
         invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
         if not invalid and not sim.done:
@@ -209,6 +215,7 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
                 ids = self._rules[rule](sim, job, self.np_random)
                 sim.start(job, ids)
             self._auto_advance()
+            self._mask = None
         self._steps += 1
         reward = -(self._objective_area() - before) * self.reward_scale
         if invalid:
@@ -223,6 +230,11 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
 
     def action_masks(self) -> np.ndarray:
         """Valid actions as np.int8 0/1 (at least one is always 1)."""
+        if self._mask is None:
+            self._mask = self._compute_mask()
+        return self._mask.copy()
+
+    def _compute_mask(self) -> np.ndarray:
         mask = np.zeros(self.action_space.n, dtype=np.int8)
         sim = self.sim
         if sim is None or sim.done:
@@ -269,6 +281,7 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
             twin._np_random = generator
         twin.sim = self.sim.fork() if self.sim is not None else None
         twin._window = list(self._window) if self.sim is not None else []
+        twin._ranked_queue = list(getattr(self, "_ranked_queue", []))
         twin._obs = self._obs.copy()
         return twin
 
@@ -289,6 +302,7 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
         self._gpus = w.gpus.tolist()
         tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
         runtime = w.iterations * tau
+        self._order_key: list[float] | None
         if self.queue_order == "srsf":
             self._order_key = (runtime * w.gpus).tolist()
         elif self.queue_order == "sjf":
@@ -297,26 +311,69 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
             self._order_key = None
         compute = w.per_job("forward_s") + w.per_job("backward_s")
         ratio = 2.0 * w.per_job("gradient_bytes") / cluster.inter_bandwidth / np.maximum(compute, 1e-9)
-        # Static per-job features, columns: gpus, est_runtime, comm_intensity.
-        self._job_static = np.stack([
-            np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus),
-            np.log1p(runtime) / math.log1p(_WORK_MAX_S),
-            ratio / (1.0 + ratio),
-        ], axis=1).astype(np.float64)
+        # Static part of each job's window row, in JOB_FEATURES order (waited/fits_* filled per step).
+        static = np.zeros((w.num_jobs, len(JOB_FEATURES)), dtype=np.float32)
+        static[:, 0] = 1.0
+        static[:, 1] = np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus)
+        static[:, 2] = np.minimum(1.0, np.log1p(runtime) / math.log1p(_WORK_MAX_S))
+        static[:, 4] = ratio / (1.0 + ratio)
+        self._job_static = static
+        self._gpus_arr = w.gpus
+        # Queue order as a rank per job (ties by index), so sorting the queue is a C-level key lookup.
+        if self._order_key is None:
+            self._rank = None
+        else:
+            order = np.lexsort((np.arange(w.num_jobs), np.asarray(self._order_key)))
+            rank = np.empty(w.num_jobs, dtype=np.int64)
+            rank[order] = np.arange(w.num_jobs)
+            self._rank = rank.tolist()
+            self._job_by_rank = order.tolist()
+        self._ranked_queue: list[int] = []
+        self._seen_arrivals = 0
         self._arrival = w.arrival
+        self._arrival_list = w.arrival.tolist()
+        self._inv_server_gpus = 1.0 / sim.server_gpus.astype(np.float64)
+        self._inv_log_gpus = 1.0 / math.log1p(cluster.num_gpus)
+        self._t0 = float(w.arrival[0]) if w.num_jobs else 0.0
         self._server_gpus = sim.server_gpus.astype(np.float64)
         self._max_server = float(cluster.max_server_gpus)
+        S = self.num_servers
+        self._obs[:] = 0.0
+        self._obs[2 * S : 3 * S] = self._server_gpus / self._max_server
         self._window: list[int] = []
+        self._window_stamp: tuple[int, int] = (-1, -1)
+        self._mask: np.ndarray | None = None
 
     def _refresh_window(self) -> None:
         sim = self.sim
         assert sim is not None
-        queue = sim.queue
-        if self._order_key is None:
-            self._window = queue[: self.window]
-        else:
-            key = self._order_key
-            self._window = sorted(queue, key=lambda j: (key[j], j))[: self.window]
+        stamp = (sim.num_arrived, sim.decisions)  # the queue changes only on arrivals and starts
+        if stamp == self._window_stamp:
+            return
+        self._window_stamp = stamp
+        self._mask = None
+        if self._rank is None:
+            self._window = sim.queue[: self.window]
+            return
+        # Keep the queue as a sorted list of ranks: arrivals come in job-index order, and only the
+        # env starts jobs, so inserting new arrivals and dropping started jobs keeps it exact.
+        ranked = self._ranked_queue
+        rank = self._rank
+        for job in range(self._seen_arrivals, sim.num_arrived):
+            bisect.insort(ranked, rank[job])
+        self._seen_arrivals = sim.num_arrived
+        state = sim.state
+        by_rank = self._job_by_rank
+        window: list[int] = []
+        i = 0
+        while i < len(ranked) and len(window) < self.window:
+            job = by_rank[ranked[i]]
+            if state[job] != 1:  # started since (QUEUED == 1): drop lazily
+                del ranked[i]
+                continue
+            window.append(job)
+            i += 1
+        self._window = window
 
     def _auto_advance(self) -> None:
         """Let time run while there is no start to decide (queue empty or nothing fits)."""
@@ -345,45 +402,47 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
         assert sim is not None
         S, W = self.num_servers, self.window
         obs = self._obs
-        obs[:] = 0.0
-        obs[0:S] = sim.free_per_server / self._server_gpus
-        obs[S : 2 * S] = sim.split_count / self._server_gpus
-        obs[2 * S : 3 * S] = self._server_gpus / self._max_server
+        np.multiply(sim.free_per_server, self._inv_server_gpus, out=obs[0:S])
+        np.multiply(sim.split_count, self._inv_server_gpus, out=obs[S : 2 * S])
         base = 3 * S
         nf = len(JOB_FEATURES)
-        if self._window:
-            win = np.asarray(self._window, dtype=np.int64)
-            table = obs[base : base + nf * W].reshape(W, nf)
-            k = win.size
-            g = np.asarray([self._gpus[j] for j in self._window])
-            table[:k, 0] = 1.0
-            table[:k, 1] = self._job_static[win, 0]
-            table[:k, 2] = self._job_static[win, 1]
-            table[:k, 3] = np.log1p(sim.now - self._arrival[win]) / math.log1p(_WAIT_MAX_S)
-            table[:k, 4] = self._job_static[win, 2]
-            table[:k, 5] = g <= sim.num_free
-            table[:k, 6] = g <= sim.free_per_server.max()
-        gbase = base + nf * W
+        table = obs[base : base + nf * W].reshape(W, nf)
+        window = self._window
+        k = len(window)
+        if k:
+            table[:k] = self._job_static[window]
+            now, arrival, gpus = sim.now, self._arrival_list, self._gpus
+            num_free = sim.num_free
+            most_free = int(sim.free_per_server.max())
+            log1p = math.log1p
+            for slot, job in enumerate(window):  # ≤ W jobs: scalar writes beat a chain of numpy calls
+                row = table[slot]
+                row[3] = min(1.0, log1p(now - arrival[job]) * _INV_LOG_WAIT)
+                row[5] = gpus[job] <= num_free
+                row[6] = gpus[job] <= most_free
+        table[k:] = 0.0
         n_jobs = max(1, sim.workload.num_jobs)
         queued = len(sim.queue)
-        split = [sim.contention[j] for j in sim.running if len(sim.servers[j]) > 1]
-        obs[gbase + 0] = math.log1p(queued) / math.log1p(_QUEUE_MAX)
-        obs[gbase + 1] = math.log1p(max(0, queued - W)) / math.log1p(_QUEUE_MAX)
-        obs[gbase + 2] = math.log1p(len(sim.running)) / math.log1p(sim.cluster.num_gpus)
-        obs[gbase + 3] = sim.num_free / sim.cluster.num_gpus
-        obs[gbase + 4] = sim.num_finished / n_jobs
-        obs[gbase + 5] = (sim.workload.num_jobs - sim.num_arrived) / n_jobs
-        elapsed = sim.now - (self._arrival[0] if sim.workload.num_jobs else 0.0)
-        obs[gbase + 6] = math.log1p(max(0.0, elapsed)) / math.log1p(_TIME_MAX_S)
-        obs[gbase + 7] = (sum(split) / len(split) / self._max_server) if split else 0.0
-        np.clip(obs, 0.0, 1.0, out=obs)
+        running = sim.running
+        contention = sim.contention
+        split = [contention[j] for j in running if contention[j]]
+        obs[base + nf * W :] = (
+            min(1.0, math.log1p(queued) * _INV_LOG_QUEUE),
+            min(1.0, math.log1p(max(0, queued - W)) * _INV_LOG_QUEUE),
+            math.log1p(len(running)) * self._inv_log_gpus,
+            sim.num_free / sim.cluster.num_gpus,
+            sim.num_finished / n_jobs,
+            (n_jobs - sim.num_arrived) / n_jobs if sim.workload.num_jobs else 0.0,
+            min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
+            min(1.0, sum(split) / len(split) / self._max_server) if split else 0.0,
+        )
         return obs.copy()
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim
         assert sim is not None
         return {
-            "action_mask": self.action_masks(),
+            "action_mask": self.action_masks(),  # cached: computed once per state
             "invalid_action": invalid,
             "sim_time": float(sim.now),
             "queue_length": len(sim.queue),
