@@ -1,0 +1,677 @@
+"""SJF-BCO offline planner (Yu, Ji, Rajan, Liu, MobiHoc'22, §5 Algorithms 1–3, §6, §7.2 baselines).
+
+The planner turns a set of jobs known up front into a *plan*: for each job, in start order, a GPU
+set and a planned start/end time. It simulates a planned clock on its own (it never touches the
+event simulator); :mod:`ddl_gym.baselines.sjf_bco` then executes the plan in the simulator with
+the real contention dynamics.
+
+Symbols (paper Table 1): ``G_j`` GPUs and ``F_j`` iterations of job ``j``; ``O_s`` GPUs of server
+``s``; ``U_s^g`` accumulated estimated execution time of GPU ``g`` (in units of ``ρ̂/u``);
+``ρ̂_j(y^k)`` estimated execution time of ``j`` under placement ``y^k``; ``θ_u`` the per-GPU
+execution-time limit of Problem (14)/(16); ``T`` the horizon; ``κ`` the FA-FFP/LBSGF threshold;
+``λ_j`` LBSGF's server-capacity factor; ``n_g = max_j G_j``.
+
+Decisions where the paper is ambiguous (each is cited where it is implemented):
+
+* **ρ̂ and u/l (§5.1, §5.3).** ``ρ̂_j(y^k) = F_j · τ̂_j`` with ``τ̂_j`` from eq. (8) for the
+  candidate placement: its number of servers, and the estimated contention ``p̂_j`` = (planned split
+  jobs active on the busiest of its servers at the planned start) + 1 (eq. 6 evaluated on the plan
+  so far; jobs planned to start later are not known yet). ``u`` and ``l`` come from the range of
+  ``τ_j`` (§5.1): ``τ_j ∈ [τ_low, τ_up]`` with ``τ_low`` = eq. (8) at ``B = b_i`` and one server,
+  ``τ_up`` = eq. (8) at ``B = b_e / f(α, max_s O_s)`` and ``min(G_j, |S|)`` servers (a job cannot
+  span more servers than exist). Since both the estimate and the actual time lie in
+  ``[F_j τ_low, F_j τ_up]``: ``u = max_j τ_up/τ_low``, ``l = min_j τ_low/τ_up``, and the same range
+  bounds ``φ = max_j max_{k1,k2} ρ_j(y^k1)/ρ_j(y^k2) ≤ max_j τ_up/τ_low``.
+* **Per-(θ, κ) state.** Alg. 1 line 2 initialises ``U = 0`` once; every (θ_u, κ) trial builds a
+  schedule from scratch, so ``U``, the planned clock and the running set are reset per trial.
+* **Planned clock, "wait for some job to exit" (Alg. 2 lines 8–9, Alg. 3 lines 11–12).** Jobs are
+  placed in SJF order at the planned clock; a GPU is *available* if it is idle at the planned clock
+  (its planned job has exited). When no placement is possible, the clock advances to the next
+  planned exit, that job's GPUs are freed, and the job is retried. With no running job left the
+  result is ``∅, T`` (Alg. 2 line 10, Alg. 3 line 13). The clock never goes back, so plan order is
+  planned-start order. Shortcut (exact): if even ``ρ̂_low = F_j τ_low`` does not let ``G_j`` allowed
+  GPUs satisfy ``U + ρ̂/u ≤ θ_u``, waiting cannot help (``U`` never decreases, ``ρ̂ ≥ ρ̂_low``), so
+  ``∅`` is returned at once — the same outcome as waiting for every job to exit first. (If
+  ``b_e > b_i`` a two-server placement could beat ``τ_low``; the floor then uses that instead.)
+* **Which ρ̂ the filter uses (Alg. 2 line 2, Alg. 3 line 5).** The filter ``U + ρ̂_j(y^k)/u ≤ θ_u``
+  needs the placement ``y^k`` it is choosing. For the least-``U`` rules (FA-FFP, LBSGF, LS) the
+  chosen set does not depend on the threshold (top-``G_j`` least ``U`` among idle GPUs), so the
+  candidate is that set and ``ρ̂`` is evaluated on it: it is accepted iff its largest ``U`` plus
+  ``ρ̂/u`` is within ``θ_u`` — exactly Alg. 2 lines 2–4 with ``ρ̂ = ρ̂(candidate)``. For FF and RAND
+  (the first ``G_j`` eligible GPUs in index / random order) a fixed point is taken: start from
+  ``ρ̂_low``, pick, re-evaluate ``ρ̂`` on the pick, tighten, until the pick satisfies its own limit.
+* **T_j (Alg. 2 line 5, Alg. 3 line 8)** = planned start + ``ρ̂_j(y^k)``.
+* **Alg. 1 lines 14–18.** A κ whose job loop broke (some ``y_j = ∅``) is infeasible: lines 17–18
+  only consider complete schedules. A trial stops early once its partial makespan reaches the best
+  one found for this θ (line 17 needs a strict improvement; ``m_θ`` starts at ``T``): exact pruning.
+* **κ loop (Alg. 1 line 7).** κ only matters through the set ``{j : G_j ≤ κ}``, so κ values with the
+  same set share one trial (identical schedules); the reported κ is the smallest of its class.
+* **Bisection (Alg. 1 lines 4–23).** ``bisection="paper"`` is the integer bisection as written: go
+  left iff ``m_θ < m`` (strictly better makespan than the best so far). When several feasible θ give
+  the same makespan this stops at the first of them, not the tightest; ``bisection="feasible"`` goes
+  left iff θ is feasible (``m_θ < T``), which finds the tightest feasible θ that Lemma 2 assumes,
+  and still keeps the best-makespan schedule seen.
+* **Ties.** Jobs with equal ``G_j`` keep workload order (stable sort, line 3). Equal ``U`` breaks by
+  GPU index (first fit, FA-FFP) or by server rank then GPU index (LBSGF line 5 appends per server).
+  LBSGF ranks servers by ``Σ_g U_s^g / O_s`` with ties by server index.
+* **Horizon.** ``T=None`` uses ``T = ⌈Σ_j F_j τ_up_j⌉ + 1``, for which the plan is always feasible
+  (all jobs run one after another, no GPU accumulates more than ``Σ ρ̂/u ≤ T``). With a given ``T``
+  and no feasible plan, ``extend_horizon`` doubles ``T`` and plans again (recorded).
+* **Baselines (§7.2).** FF, LS and RAND use Alg. 1's framework (SJF order, planned clock, wait
+  semantics) with the placement replaced and no κ loop: FF = first ``G_j`` available GPUs in index
+  order (server to server) under its own bisected ``θ^FF``; LS = top-``G_j`` least-``U`` GPUs under
+  bisected ``θ^LS``; RAND = ``G_j`` available GPUs uniformly at random with ``θ^RAND = T``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
+from ddl_gym.sim.perf import BoundModel, PerformanceModel, RARContentionModel
+
+KINDS = ("sjf-bco", "ff", "ls", "rand")
+BISECTION_MODES = ("paper", "feasible")
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class EstimateBounds:
+    """The §5.1 range of ``τ_j`` and the §6 approximation quantities derived from it.
+
+    Attributes:
+        tau_low: per workload row, eq. (8) with ``B = b_i`` on one server (seconds).
+        tau_up: per workload row, eq. (8) with ``B = b_e/f(α, max_s O_s)`` on ``min(G_j, |S|)`` servers.
+        u: ``max_j τ_up/τ_low`` (so that ``ρ̂ ≤ u·ρ``).
+        l: ``min_j τ_low/τ_up`` (so that ``ρ̂ ≥ l·ρ``).
+        phi: ``φ`` of Lemma 4, bounded by ``max_j τ_up/τ_low``.
+        n_g: ``max_j G_j``.
+    """
+
+    tau_low: np.ndarray
+    tau_up: np.ndarray
+    u: float
+    l: float
+    phi: float
+    n_g: int
+
+    @property
+    def phi_u_over_l(self) -> float:
+        """``φ·u/l`` (Lemma 4's bound on ``θ̃_u / θ_u*``)."""
+        return self.phi * self.u / self.l
+
+    @property
+    def approximation_ratio(self) -> float:
+        """``n_g·φ·u/l`` (Theorem 5)."""
+        return self.n_g * self.phi_u_over_l
+
+
+def estimate_bounds(
+    cluster: ClusterSpec, workload: Workload, model: PerformanceModel, bound: BoundModel | None = None,
+    jobs: Sequence[int] | None = None,
+) -> EstimateBounds:
+    """Compute the §5.1 per-job ``τ`` range and ``u``, ``l``, ``φ``, ``n_g`` over ``jobs`` (default: all)."""
+    bound = bound if bound is not None else model.bind(cluster, workload)
+    n = workload.num_jobs
+    max_o = float(cluster.max_server_gpus)
+    # §5.1: "the largest number of k_j is max_s O_s", i.e. B_min = b_e / f(α, max_s O_s). Our RAR
+    # model computes k = ξ1·p, so the worst case is reached at p = max_s O_s / ξ1.
+    p_up = max_o / model.xi1 if isinstance(model, RARContentionModel) else max_o
+    tau_low = np.empty(n)
+    tau_up = np.empty(n)
+    for j in range(n):
+        g = int(workload.gpus[j])
+        tau_low[j] = bound.iteration_time(j, 1, 0)
+        n_up = min(g, cluster.num_servers)
+        if n_up <= 1:
+            tau_up[j] = tau_low[j]
+        else:
+            tau_up[j] = max(tau_low[j], bound.iteration_time(j, n_up, p_up))  # type: ignore[arg-type]
+    rows = np.arange(n) if jobs is None else np.asarray(list(jobs), dtype=np.int64)
+    if rows.size == 0:
+        return EstimateBounds(tau_low, tau_up, 1.0, 1.0, 1.0, 0)
+    ratio = tau_up[rows] / tau_low[rows]
+    u = max(1.0, float(ratio.max()))
+    l = min(1.0, float((1.0 / ratio).min()))
+    return EstimateBounds(tau_low, tau_up, u, l, float(ratio.max()), int(workload.gpus[rows].max()))
+
+
+@dataclass(frozen=True)
+class PlanEntry:
+    """One planned job: GPUs, planned start/end (``T_j``) and ``ρ̂_j`` (seconds)."""
+
+    job: int
+    gpus: tuple[int, ...]
+    start: float
+    end: float
+    rho_hat: float
+    method: str  # "fa-ffp", "lbsgf", "ff", "ls" or "rand"
+    n_servers: int
+
+
+@dataclass(frozen=True)
+class InitialState:
+    """Planner start state (for re-planning while jobs run; offline planning starts empty at 0).
+
+    Attributes:
+        clock: planned clock at the start (seconds).
+        busy_until: per GPU, the planned time it becomes free (``<= clock`` = idle).
+        load: per GPU, initial ``U_s^g`` (in ``ρ̂/u`` units).
+        running: ``(planned end, servers spanned)`` of each job already running.
+    """
+
+    clock: float
+    busy_until: np.ndarray
+    load: np.ndarray
+    running: tuple[tuple[float, tuple[int, ...]], ...] = ()
+
+    @classmethod
+    def empty(cls, cluster: ClusterSpec, clock: float = 0.0) -> InitialState:
+        n = cluster.num_gpus
+        return cls(clock, np.full(n, -math.inf), np.zeros(n), ())
+
+
+@dataclass
+class PlanResult:
+    """What :func:`plan` returns.
+
+    Attributes:
+        kind: "sjf-bco", "ff", "ls" or "rand".
+        entries: planned jobs in start order (empty if no feasible plan).
+        planned_makespan: ``m`` of Alg. 1 (seconds from the plan's start clock, ``max_j T_j``).
+        theta_tilde: ``θ̃_u`` — the tightest feasible θ the bisection visited (Lemma 2).
+        theta_plan: the θ whose schedule was kept (equals ``theta_tilde`` unless ties, see module doc).
+        kappa: the κ of the kept schedule (smallest κ of its class; ``None`` for baselines).
+        kappa_class: all κ values giving the same schedule.
+        lam: ``λ_j`` (same for all jobs).
+        horizon: the ``T`` finally used; ``horizon_doublings`` how often it was doubled.
+        w_max: ``Ŵ_max = max_g U_g`` of the kept plan (``ρ̂/u`` units; Lemma 2 says ``≤ θ_plan``).
+        bounds: §5.1/§6 quantities (``u``, ``l``, ``φ``, ``n_g``).
+        trials: number of (θ, κ-class) schedules built; ``history`` the bisection steps
+            ``(θ, m_θ or inf, feasible)``.
+        planning_time_s: wall time of the planning (decision time).
+        clock0: planned clock at the start.
+    """
+
+    kind: str
+    entries: list[PlanEntry]
+    planned_makespan: float
+    theta_tilde: int | None
+    theta_plan: int | None
+    kappa: int | None
+    kappa_class: tuple[int, ...]
+    lam: float
+    horizon: float
+    horizon_doublings: int
+    w_max: float
+    bounds: EstimateBounds
+    trials: int
+    history: list[tuple[int, float, bool]] = field(default_factory=list)
+    planning_time_s: float = 0.0
+    clock0: float = 0.0
+
+    @property
+    def feasible(self) -> bool:
+        return bool(self.entries)
+
+    def assignments(self) -> list[tuple[int, tuple[int, ...]]]:
+        """``(job, gpu_ids)`` in planned start order."""
+        return [(e.job, e.gpus) for e in self.entries]
+
+    def summary(self) -> dict[str, float | int | str | None]:
+        """Flat dict of the plan quantities (for ``SimResult.extra`` and tables)."""
+        b = self.bounds
+        return {
+            "planner": self.kind,
+            "planned_makespan_s": self.planned_makespan,
+            "theta_tilde_u": self.theta_tilde,
+            "theta_plan_u": self.theta_plan,
+            "kappa": self.kappa,
+            "lambda": self.lam,
+            "horizon_T": self.horizon,
+            "horizon_doublings": self.horizon_doublings,
+            "w_max_u": self.w_max,
+            "n_g": b.n_g,
+            "u": b.u,
+            "l": b.l,
+            "phi": b.phi,
+            "phi_u_over_l": b.phi_u_over_l,
+            "approx_ratio": b.approximation_ratio,
+            "plan_trials": self.trials,
+            "planning_time_s": self.planning_time_s,
+        }
+
+
+class _Context:
+    """Per-planning constants shared by every trial."""
+
+    def __init__(self, cluster: ClusterSpec, workload: Workload, bound: BoundModel, bounds: EstimateBounds) -> None:
+        self.cluster = cluster
+        self.bound = bound
+        self.gpu_server = cluster.gpu_server()
+        self.server_first = cluster.server_first_gpu()
+        self.capacity = np.asarray(cluster.gpus_per_server, dtype=np.int64)  # O_s
+        self.num_gpus = cluster.num_gpus
+        self.gpu_index = np.arange(cluster.num_gpus)
+        self.gpus: list[int] = workload.gpus.tolist()
+        self.iterations: list[float] = workload.iterations.astype(np.float64).tolist()
+        self.tau_low: list[float] = bounds.tau_low.tolist()
+        self.u = bounds.u
+        self._tau_floor: dict[int, float] = {}
+
+    def tau_floor(self, job: int) -> float:
+        """Smallest τ any placement can give ``job``: one server, or two servers without contention.
+
+        Equals ``τ_low`` under eq. (8) whenever ``b_e ≤ b_i``; kept separate so that the
+        "waiting cannot help" shortcut stays exact for any bandwidths and performance model.
+        """
+        floor = self._tau_floor.get(job)
+        if floor is None:
+            floor = self.tau_low[job]
+            if self.gpus[job] >= 2 and self.cluster.num_servers >= 2:
+                floor = min(floor, self.bound.iteration_time(job, 2, 1))
+            self._tau_floor[job] = floor
+        return floor
+
+
+class Trial:
+    """One schedule for a fixed (θ_u, κ, λ): the job loop of Alg. 1 lines 9–16 with Alg. 2/3.
+
+    Exposed (rather than private) so tests can drive FA-FFP and LBSGF on a hand-built state.
+
+    Args:
+        ctx: planning constants.
+        theta: ``θ_u``.
+        kind: "sjf-bco" (κ decides FA-FFP or LBSGF), "ff", "ls" or "rand".
+        kappa: κ (``G_j ≤ κ`` → FA-FFP, Alg. 1 line 10).
+        lam: ``λ_j`` for LBSGF.
+        initial: start state.
+        prune_at: abort once a planned end reaches this (absolute) time.
+        rng: randomness for RAND.
+    """
+
+    def __init__(
+        self, ctx: _Context, theta: float, kind: str, kappa: int, lam: float, initial: InitialState,
+        prune_at: float = math.inf, rng: np.random.Generator | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.theta = float(theta)
+        self.kind = kind
+        self.kappa = kappa
+        self.lam = lam
+        self.clock = float(initial.clock)
+        self.busy = np.asarray(initial.busy_until, dtype=np.float64).copy()
+        self.load = np.asarray(initial.load, dtype=np.float64).copy()  # U_s^g
+        self.split_active = np.zeros(ctx.cluster.num_servers, dtype=np.int64)
+        self.heap: list[tuple[float, int, tuple[int, ...]]] = []
+        self._seq = 0
+        for end, servers in initial.running:
+            self._push(float(end), tuple(servers))
+        self.prune_at = prune_at
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.entries: list[PlanEntry] = []
+        self.makespan = -math.inf
+        self.pruned = False
+
+    # ---------------------------------------------------------------- helpers
+    def _push(self, end: float, servers: tuple[int, ...]) -> None:
+        if len(servers) > 1:
+            self.split_active[list(servers)] += 1
+        self._seq += 1
+        heapq.heappush(self.heap, (end, self._seq, servers))
+
+    def _release_until(self, t: float) -> None:
+        heap = self.heap
+        while heap and heap[0][0] <= t:
+            _, _, servers = heapq.heappop(heap)
+            if len(servers) > 1:
+                self.split_active[list(servers)] -= 1
+
+    def advance(self) -> bool:
+        """Alg. 2 line 9 / Alg. 3 line 12: wait for the next planned exit. False if none is running."""
+        self._release_until(self.clock)
+        if not self.heap:
+            return False
+        self.clock = self.heap[0][0]
+        self._release_until(self.clock)
+        return True
+
+    def rho_hat(self, job: int, gpus: np.ndarray) -> tuple[float, int]:
+        """``ρ̂_j(y^k) = F_j·τ̂_j`` (eq. 8) on the candidate ``gpus``; returns ``(ρ̂, #servers)``."""
+        ctx = self.ctx
+        if gpus.size == 1:
+            return ctx.iterations[job] * ctx.tau_low[job], 1
+        servers = np.unique(ctx.gpu_server[gpus])
+        if servers.size == 1:
+            return ctx.iterations[job] * ctx.tau_low[job], 1
+        # p̂_j: eq. (6) on the plan so far — split jobs active on the busiest server, plus this one.
+        p_hat = int(self.split_active[servers].max()) + 1
+        return ctx.iterations[job] * ctx.bound.iteration_time(job, int(servers.size), p_hat), int(servers.size)
+
+    def lbsgf_servers(self, job: int) -> np.ndarray:
+        """Alg. 3 line 2: servers by ``Σ_g U_s^g / O_s`` (ties by index), top ``m`` with ``Σ O_s ≥ λ_j G_j``."""
+        ctx = self.ctx
+        avg = np.add.reduceat(self.load, ctx.server_first) / ctx.capacity
+        order = np.argsort(avg, kind="stable")
+        need = self.lam * ctx.gpus[job]
+        reach = np.cumsum(ctx.capacity[order])
+        m = int(np.searchsorted(reach, need - _EPS)) + 1  # first prefix with Σ O_s ≥ λ_j G_j
+        return order[: min(m, order.size)]
+
+    # ---------------------------------------------------------------- placement rules
+    def _least_load_pick(
+        self, job: int, allowed: np.ndarray | None, rank: np.ndarray | None
+    ) -> tuple[np.ndarray, float, int] | None:
+        """Top-``G_j`` least-``U`` idle GPUs (optionally among ``allowed``), if they meet ``θ_u``."""
+        g = self.ctx.gpus[job]
+        idle = self.busy <= self.clock
+        if allowed is not None:
+            idle &= allowed
+        ids = np.flatnonzero(idle)
+        if ids.size < g:
+            return None
+        if rank is None:  # ties by GPU index: ids ascending + stable sort
+            order = np.argsort(self.load[ids], kind="stable")
+        else:  # ties by server rank (LBSGF append order), then GPU index
+            order = np.lexsort((ids, rank[self.ctx.gpu_server[ids]], self.load[ids]))
+        pick = ids[order[:g]]
+        rho, n_servers = self.rho_hat(job, pick)
+        if self.load[pick].max() + rho / self.ctx.u <= self.theta + _EPS:
+            return pick, rho, n_servers
+        return None
+
+    def _ordered_pick(self, job: int, order: np.ndarray) -> tuple[np.ndarray, float, int] | None:
+        """First ``G_j`` idle GPUs in ``order`` meeting ``U + ρ̂/u ≤ θ_u`` (fixed point on ρ̂)."""
+        ctx = self.ctx
+        g = ctx.gpus[job]
+        idle = self.busy[order] <= self.clock
+        guess = ctx.iterations[job] * ctx.tau_floor(job)
+        while True:
+            ok = idle & (self.load[order] + guess / ctx.u <= self.theta + _EPS)
+            pick = order[ok][:g]
+            if pick.size < g:
+                return None
+            rho, n_servers = self.rho_hat(job, pick)
+            if self.load[pick].max() + rho / ctx.u <= self.theta + _EPS:
+                return pick, rho, n_servers
+            guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
+
+    def method_for(self, job: int) -> str:
+        """Alg. 1 lines 10–13: FA-FFP if ``G_j ≤ κ`` else LBSGF (baselines: their own rule)."""
+        if self.kind != "sjf-bco":
+            return self.kind
+        return "fa-ffp" if self.ctx.gpus[job] <= self.kappa else "lbsgf"
+
+    def _server_mask(self, servers: np.ndarray) -> np.ndarray:
+        mask = np.zeros(self.ctx.cluster.num_servers, dtype=bool)
+        mask[servers] = True
+        return mask[self.ctx.gpu_server]
+
+    def try_place(
+        self, job: int, method: str, servers: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float, int] | None:
+        """One attempt at the current planned clock (no waiting); LBSGF may pass its server choice."""
+        if method in ("fa-ffp", "ls"):
+            # Alg. 2 lines 2–4 (and LS, §7.2): available = idle now and U + ρ̂/u ≤ θ_u; least U first.
+            return self._least_load_pick(job, None, None)
+        if method == "lbsgf":
+            servers = self.lbsgf_servers(job) if servers is None else servers
+            rank = np.full(self.ctx.cluster.num_servers, np.iinfo(np.int64).max, dtype=np.int64)
+            rank[servers] = np.arange(servers.size)
+            # Alg. 3 lines 3–7: idle GPUs of the selected servers under θ_u, top-G_j least U.
+            return self._least_load_pick(job, self._server_mask(servers), rank)
+        if method == "ff":
+            return self._ordered_pick(job, self.ctx.gpu_index)  # §7.2 FF: server to server, index order
+        if method == "rand":
+            return self._ordered_pick(job, self.rng.permutation(self.ctx.num_gpus))  # §7.2 RAND
+        raise ConfigError(f"unknown placement method {method!r}")
+
+    def _hopeless(self, job: int, servers: np.ndarray | None) -> bool:
+        """True if no amount of waiting can place ``job`` (``U`` only grows; ``ρ̂ ≥ F_j τ_floor``)."""
+        ctx = self.ctx
+        floor = ctx.iterations[job] * ctx.tau_floor(job) / ctx.u
+        ok = self.load + floor <= self.theta + _EPS
+        if servers is not None:
+            ok &= self._server_mask(servers)
+        return int(ok.sum()) < ctx.gpus[job]
+
+    def place(self, job: int) -> PlanEntry | None:
+        """Alg. 2 / Alg. 3 for one job, with waiting; ``None`` is ``∅`` (infeasible at this θ)."""
+        method = self.method_for(job)
+        # Alg. 3 "goes to Line 2" after a wait: U does not change while waiting, so the server
+        # choice of line 2 is the same and is computed once.
+        servers = self.lbsgf_servers(job) if method == "lbsgf" else None
+        while True:
+            got = self.try_place(job, method, servers)
+            if got is not None:
+                return self._commit(job, method, *got)
+            if self._hopeless(job, servers) or not self.advance():
+                return None
+
+    def _commit(self, job: int, method: str, pick: np.ndarray, rho: float, n_servers: int) -> PlanEntry:
+        start = self.clock
+        end = start + rho  # T_j = planned start + ρ̂_j (Alg. 2 line 5, Alg. 3 line 8)
+        self.busy[pick] = end
+        self.load[pick] += rho / self.ctx.u  # Alg. 2 line 6, Alg. 3 line 9
+        if n_servers > 1:
+            servers = tuple(np.unique(self.ctx.gpu_server[pick]).tolist())
+        else:
+            servers = (int(self.ctx.gpu_server[pick[0]]),)
+        self._push(end, servers)
+        entry = PlanEntry(job, tuple(sorted(pick.tolist())), start, end, rho, method, n_servers)
+        self.entries.append(entry)
+        self.makespan = max(self.makespan, end)
+        return entry
+
+    def run(self, jobs_sorted: Sequence[int]) -> bool:
+        """Alg. 1 lines 9–16. True iff every job was placed (and the prune bound never reached)."""
+        for job in jobs_sorted:
+            if self.place(job) is None:
+                return False  # line 14–15: y_j = ∅ → break (this κ is infeasible)
+            if self.makespan >= self.prune_at:
+                self.pruned = True
+                return False
+        return True
+
+
+def bisect_theta(
+    horizon: int, evaluate: Callable[[int], tuple[float, object]], mode: str = "paper"
+) -> tuple[float, object, int | None, int | None, list[tuple[int, float, bool]]]:
+    """Integer bisection of Alg. 1 lines 4–23 over ``θ_u ∈ [1, T]``.
+
+    Args:
+        horizon: ``T`` (an integer ≥ 1).
+        evaluate: ``θ → (m_θ, y_θ)``; ``m_θ`` is ``inf`` (or ``≥ T``) when infeasible.
+        mode: ``"paper"`` (go left iff ``m_θ < m``, lines 19–23 as written) or ``"feasible"``
+            (go left iff ``m_θ < T``; keep the best makespan seen).
+
+    Returns:
+        ``(m, y, θ̃, θ_plan, history)``: best makespan and schedule, tightest feasible θ visited,
+        the θ of the kept schedule, and ``(θ, m_θ, feasible)`` per step.
+    """
+    if mode not in BISECTION_MODES:
+        raise ConfigError(f"bisection mode {mode!r} unknown; choose one of {BISECTION_MODES}")
+    best_m, best_y = float(horizon), None  # line 4: m ← T, y ← ∅
+    theta_tilde: int | None = None
+    theta_plan: int | None = None
+    left, right = 1, int(horizon)
+    history: list[tuple[int, float, bool]] = []
+    while left <= right:  # line 5
+        theta = (left + right) // 2  # line 6 (integer bisection)
+        m_theta, y_theta = evaluate(theta)
+        feasible = y_theta is not None and m_theta < horizon
+        history.append((theta, m_theta if feasible else math.inf, feasible))
+        if feasible:
+            theta_tilde = theta if theta_tilde is None else min(theta_tilde, theta)
+        improved = feasible and m_theta < best_m
+        if improved:  # lines 19–20
+            best_m, best_y, theta_plan = m_theta, y_theta, theta
+        go_left = improved if mode == "paper" else feasible
+        if go_left:
+            right = theta - 1  # line 21
+        else:
+            left = theta + 1  # line 23
+    return best_m, best_y, theta_tilde, theta_plan, history
+
+
+def kappa_classes(sizes: Sequence[int], kappas: Sequence[int]) -> list[tuple[int, tuple[int, ...]]]:
+    """Group κ values by the job set ``{j: G_j ≤ κ}`` they induce: ``[(threshold, κ values)]``."""
+    distinct = sorted(set(int(s) for s in sizes))
+    classes: dict[int, list[int]] = {}
+    for k in kappas:
+        key = sum(1 for s in distinct if s <= k)  # how many distinct sizes use FA-FFP
+        classes.setdefault(key, []).append(int(k))
+    return [(vals[0], tuple(vals)) for _, vals in sorted(classes.items(), key=lambda kv: kv[1][0])]
+
+
+def plan(
+    cluster: ClusterSpec,
+    workload: Workload,
+    model: PerformanceModel,
+    *,
+    kind: str = "sjf-bco",
+    jobs: Sequence[int] | None = None,
+    horizon: float | None = None,
+    kappas: Sequence[int] | int | None = None,
+    lam: float = 1.0,
+    bisection: str = "paper",
+    extend_horizon: bool = True,
+    initial: InitialState | None = None,
+    bounds: EstimateBounds | None = None,
+    bound: BoundModel | None = None,
+    rng: np.random.Generator | None = None,
+) -> PlanResult:
+    """Plan ``jobs`` with SJF-BCO (Alg. 1–3) or one of the §7.2 baselines.
+
+    Args:
+        cluster, workload, model: the world (the model gives eq. 8 through ``model.bind``).
+        kind: "sjf-bco", "ff", "ls" or "rand".
+        jobs: workload rows to plan (default: all).
+        horizon: ``T`` in seconds (the bisection range of θ_u is ``[1, T]``); ``None`` = auto
+            (always feasible, see module doc).
+        kappas: κ values to try (default ``1..max_j G_j``, Alg. 1 line 7); an int fixes κ.
+        lam: ``λ_j ≥ 1`` for every job (LBSGF).
+        bisection: "paper" (as written) or "feasible" (tightest feasible θ).
+        extend_horizon: double ``T`` when no plan is feasible (else return an empty plan).
+        initial: start state (default: empty cluster at clock 0).
+        bounds, bound: precomputed §5.1 bounds and bound model (re-planning reuses them).
+        rng: randomness for RAND.
+
+    Returns:
+        The :class:`PlanResult`.
+
+    Raises:
+        ConfigError: unknown kind/mode, ``λ < 1``, or a non-positive horizon.
+    """
+    t0 = time.perf_counter()
+    if kind not in KINDS:
+        raise ConfigError(f"SJF-BCO planner: unknown kind {kind!r}; choose one of {KINDS}")
+    if not lam >= 1.0:
+        raise ConfigError(f"SJF-BCO planner: lambda must be >= 1 (Alg. 3), got {lam}")
+    if horizon is not None and not horizon >= 1:
+        raise ConfigError(f"SJF-BCO planner: horizon T must be >= 1 second, got {horizon}")
+    if bisection not in BISECTION_MODES:
+        raise ConfigError(f"SJF-BCO planner: bisection must be one of {BISECTION_MODES}, got {bisection!r}")
+    bound = bound if bound is not None else model.bind(cluster, workload)
+    rows = list(range(workload.num_jobs)) if jobs is None else [int(j) for j in jobs]
+    bounds = bounds if bounds is not None else estimate_bounds(cluster, workload, model, bound, rows)
+    initial = initial if initial is not None else InitialState.empty(cluster)
+    ctx = _Context(cluster, workload, bound, bounds)
+    rng = rng if rng is not None else np.random.default_rng(0)
+    # Alg. 1 line 3: jobs by G_j non-decreasing (stable: ties keep workload order).
+    jobs_sorted = sorted(rows, key=lambda j: ctx.gpus[j])
+    n_g = max((ctx.gpus[j] for j in rows), default=0)
+    if isinstance(kappas, (int, np.integer)):
+        kappas = [int(kappas)]
+    kappa_list = list(range(1, max(n_g, 1) + 1)) if kappas is None else [int(k) for k in kappas]
+    if not kappa_list or min(kappa_list) < 1:
+        raise ConfigError(f"SJF-BCO planner: kappa values must be >= 1, got {kappa_list}")
+    classes = kappa_classes([ctx.gpus[j] for j in rows], kappa_list) if kind == "sjf-bco" else [(0, ())]
+
+    clock0 = float(initial.clock)
+    running_left = max((end - clock0 for end, _ in initial.running), default=0.0)
+    if horizon is None:
+        seq = sum(ctx.iterations[j] * float(bounds.tau_up[j]) for j in rows)
+        horizon_t = int(math.ceil(seq + max(running_left, 0.0))) + 1
+    else:
+        horizon_t = int(math.ceil(horizon))
+    doublings = 0
+    trials = 0
+
+    while True:
+        horizon_abs = clock0 + horizon_t
+
+        def evaluate(theta: int) -> tuple[float, object]:
+            nonlocal trials
+            best_m, best = horizon_abs, None  # line 6: m_θ ← T
+            for kappa, members in classes:  # line 7 (κ classes, see module doc)
+                trials += 1
+                trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng)
+                if trial.run(jobs_sorted) and trial.makespan < best_m:  # lines 17–18
+                    best_m, best = trial.makespan, (trial, kappa, members)
+            return (best_m - clock0 if best is not None else math.inf), best
+
+        if not rows:
+            return PlanResult(kind, [], 0.0, None, None, None, (), lam, float(horizon_t), 0, 0.0, bounds, 0,
+                              planning_time_s=time.perf_counter() - t0, clock0=clock0)
+        if kind == "rand":  # §7.2: θ^RAND = T, no bisection
+            m, chosen = evaluate(horizon_t)
+            feasible = chosen is not None and m < horizon_t
+            history = [(horizon_t, m if feasible else math.inf, feasible)]
+            theta_tilde = theta_plan = horizon_t if feasible else None
+            if not feasible:
+                chosen = None
+        else:
+            m, chosen, theta_tilde, theta_plan, history = bisect_theta(horizon_t, evaluate, bisection)
+        if chosen is not None or not extend_horizon or doublings >= 30:
+            break
+        horizon_t *= 2
+        doublings += 1
+
+    if chosen is None:
+        return PlanResult(kind, [], math.inf, None, None, None, (), lam, float(horizon_t), doublings, 0.0, bounds,
+                          trials, history, time.perf_counter() - t0, clock0)
+    trial, kappa, members = chosen  # type: ignore[misc]
+    return PlanResult(
+        kind=kind,
+        entries=list(trial.entries),
+        planned_makespan=float(m),
+        theta_tilde=theta_tilde,
+        theta_plan=theta_plan,
+        kappa=kappa if kind == "sjf-bco" else None,
+        kappa_class=members,
+        lam=lam,
+        horizon=float(horizon_t),
+        horizon_doublings=doublings,
+        w_max=float(trial.load.max()) if trial.load.size else 0.0,
+        bounds=bounds,
+        trials=trials,
+        history=history,
+        planning_time_s=time.perf_counter() - t0,
+        clock0=clock0,
+    )
+
+
+def make_trial(
+    cluster: ClusterSpec,
+    workload: Workload,
+    model: PerformanceModel,
+    theta: float,
+    *,
+    kind: str = "sjf-bco",
+    kappa: int = 1,
+    lam: float = 1.0,
+    initial: InitialState | None = None,
+    rng: np.random.Generator | None = None,
+) -> Trial:
+    """A single (θ_u, κ, λ) :class:`Trial` on a given start state (for inspection and tests)."""
+    bound = model.bind(cluster, workload)
+    bounds = estimate_bounds(cluster, workload, model, bound)
+    ctx = _Context(cluster, workload, bound, bounds)
+    return Trial(ctx, theta, kind, kappa, lam, initial or InitialState.empty(cluster), rng=rng)
