@@ -1,0 +1,591 @@
+"""Spear-style Monte-Carlo tree search over ``DDLCluster-v0`` decisions.
+
+After Hu et al., *Spear: Optimized Dependency-Aware Task Scheduling with Deep Reinforcement
+Learning*, ICDCS 2019: at every scheduling decision a search tree is grown over the env's discrete
+actions; expansion is limited to valid actions and guided by a policy (Spear: a DRL policy; here a
+classic ``order+placement`` rule or any object with ``act(obs, mask, info)``), and leaves are
+evaluated by rolling that policy out to the end of the episode. The simulator is deterministic and
+:meth:`DDLClusterEnv.fork` copies the full env state (random generator included), so every tree
+node holds an exact copy of the env after its action sequence and a rollout's cost is exact for
+"this action prefix, then the guide".
+
+Search (one decision, ``simulations`` iterations):
+
+1. *Selection* — from the root, pick children by PUCT ``Q̄(a) + c · P(a) · √N(s) / (1 + N(a))``
+   over valid actions, where ``Q̄`` is the child's value min-max normalised over the tree (MuZero
+   normalisation) and ``P`` the prior (guide-weighted, uniform, or a callable's probabilities).
+2. *Expansion* — the first unvisited action met becomes a new child: fork the parent env, step it.
+   The guide's own action is always expanded first at the root.
+3. *Rollout* — from the new child, follow the guide for ``depth`` env decisions (``None``: to the
+   end), then finish the episode natively with the classic fallback policy (fast, no observations).
+4. *Backup* — the rollout's episode cost (``sim.jobs_area`` for ``"jct"`` = Σ JCT, ``sim.now`` for
+   ``"makespan"``, ``sim.weighted_area`` for ``"weighted_jct"``) is propagated to the root. With
+   ``backup="best"`` (default; valid because the env is deterministic) a node's value is the best
+   cost found below it, so the plan kept in the reused subtree never gets lost; ``"mean"`` is UCT's
+   average.
+
+The root action is the child with the lowest backed-up cost (``final="best"``) or the most visits
+(``"visits"``). The subtree under the chosen action is reused at the next decision. Since the
+guide's action is always evaluated and ``backup="best"`` keeps the best trajectory, with
+full-depth rollouts (``depth=None``) the episode cost is never worse than the guide's own
+env-level run (the search can only replace the guide's continuation with a cheaper one it found).
+
+The value of a rollout equals the negative undiscounted env return from the root (``reward``
+matching ``objective``) divided by ``reward_scale``: the env's reward is ``−Δ(objective area) ·
+scale``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ddl_gym.baselines.classic import ORDERS, ClassicPolicy
+from ddl_gym.envs.cluster_env import DDLClusterEnv
+from ddl_gym.placement import get_placement_rule
+from ddl_gym.scenarios import Scenario, get_scenario
+from ddl_gym.sim.engine import Simulator
+from ddl_gym.sim.metrics import SimResult
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
+
+OBJECTIVES = ("jct", "makespan", "weighted_jct")
+
+PriorFn = Callable[[np.ndarray, np.ndarray, dict], np.ndarray]
+
+
+# ---------------------------------------------------------------------------- classic guide as env actions
+def _classic_key(sim: Simulator, order: str) -> list[float] | None:
+    """ClassicPolicy's priority key per job (None for FIFO = arrival/index order)."""
+    if order == "fifo":
+        return None
+    policy = ClassicPolicy(order, "pack")
+    policy.reset(sim, np.random.default_rng(0))
+    return policy._key
+
+
+def classic_env_action(env: DDLClusterEnv, order: str = "srsf", placement: str = "pack",
+                       key: Sequence[float] | None = None) -> int:
+    """The env action a classic ``order+placement`` policy takes now.
+
+    The first job of the queue window, in the policy's priority order, that fits the free GPUs is
+    started with ``placement`` (its index in ``env.placement_names``); if none fits, "advance" (0).
+    FIFO keeps head-of-line blocking: only the oldest queued job is considered. Only the env's
+    window is visible, so with more than ``window`` queued jobs this can differ from the native
+    policy, which sees the whole queue.
+
+    Args:
+        env: a reset :class:`DDLClusterEnv`.
+        order: ``"fifo"``, ``"sjf"`` or ``"srsf"``.
+        placement: a placement rule name or alias that is one of the env's ``placements``.
+        key: precomputed priority key per job (speeds up repeated calls); computed if omitted.
+
+    Raises:
+        ConfigError: unknown order, or a placement rule the env does not offer.
+    """
+    if order not in ORDERS:
+        raise ConfigError(f"unknown job order {order!r}; choose one of {ORDERS}")
+    sim = env.sim
+    if sim is None:
+        raise ConfigError("classic_env_action needs a reset env")
+    p = _placement_index(env, placement)
+    window: list[int] = list(env._window)  # the env re-sorts it on every step (queue_order)
+    if not window or sim.done:
+        return 0
+    if order == "fifo":
+        head = sim.queue[0]  # the queue is in arrival order
+        if head not in window:
+            return 0  # the oldest job is outside the window: FIFO blocks
+        candidates = [head]
+    elif order == env.queue_order:
+        candidates = window
+    else:
+        if key is None:
+            key = _classic_key(sim, order)
+        assert key is not None
+        candidates = sorted(window, key=lambda j: (key[j], j))
+    gpus = env._gpus
+    n_rules = len(env.placement_names)
+    for job in candidates:
+        if gpus[job] <= sim.num_free:
+            return 1 + window.index(job) * n_rules + p
+    return 0
+
+
+def _placement_index(env: DDLClusterEnv, placement: str) -> int:
+    rule = get_placement_rule(placement)
+    for index, env_rule in enumerate(env._rules):
+        if env_rule is rule:
+            return index
+    raise ConfigError(f"placement {placement!r} is not one of the env's placements {env.placement_names}")
+
+
+class ClassicGuide:
+    """A classic ``order+placement`` rule as an env-action rollout policy (plus its native twin).
+
+    Args:
+        order: ``"fifo"``, ``"sjf"`` or ``"srsf"``.
+        placement: placement rule name or alias.
+    """
+
+    def __init__(self, order: str = "srsf", placement: str = "pack") -> None:
+        self.policy = ClassicPolicy(order, placement)  # validates both names
+        self.order = order
+        self.placement = placement
+        self.name = f"{order}+{placement}"
+        self._key_for: int | None = None
+        self._key: list[float] | None = None
+
+    def key(self, sim: Simulator) -> list[float] | None:
+        if self._key_for != id(sim.workload):
+            self._key = _classic_key(sim, self.order)
+            self._key_for = id(sim.workload)
+        return self._key
+
+    def env_action(self, env: DDLClusterEnv) -> int:
+        assert env.sim is not None
+        return classic_env_action(env, self.order, self.placement, key=self.key(env.sim))
+
+    def finish_native(self, sim: Simulator, rng: np.random.Generator) -> None:
+        """Run the native policy on ``sim`` (mutated) until every job has finished."""
+        policy = self.policy
+        policy._key = self.key(sim) or []
+        policy._rng = rng
+        while not sim.done:
+            if sim.queue:
+                policy.schedule(sim)
+            if not sim.advance():
+                break
+
+
+# ---------------------------------------------------------------------------- search tree
+@dataclasses.dataclass
+class _Node:
+    env: DDLClusterEnv
+    obs: np.ndarray | None
+    info: dict[str, Any] | None
+    mask: np.ndarray
+    valid: np.ndarray  # valid action indices
+    terminal: bool
+    children: dict[int, _Node] = dataclasses.field(default_factory=dict)
+    prior: np.ndarray | None = None  # over `valid`
+    visits: int = 0
+    cost_sum: float = 0.0
+    best_cost: float = math.inf
+    guide_action: int | None = None
+
+
+@dataclasses.dataclass
+class SearchStats:
+    """What one decision's search did.
+
+    ``root_visits[a]`` sums to ``simulations`` on a fresh tree; with tree reuse it also counts the
+    visits inherited from the previous decision's search. ``root_best_cost`` is the best episode
+    cost (objective area, unscaled) found below each root child.
+    """
+
+    action: int
+    guide_action: int
+    simulations: int
+    root_visits: dict[int, int]
+    root_best_cost: dict[int, float]
+    wall_s: float
+
+
+def _fingerprint(env: DDLClusterEnv) -> tuple:
+    sim = env.sim
+    assert sim is not None
+    return (id(sim.workload), sim.decisions, sim.now, sim.jobs_area, sim.num_finished, tuple(sim.queue),
+            tuple(sim.running), repr(env.np_random.bit_generator.state))
+
+
+class MCTSPolicy:
+    """Spear-style MCTS scheduler over ``DDLCluster-v0`` actions (see the module docstring).
+
+    Args:
+        guide: ``"order+placement"`` (classic rule, e.g. ``"srsf+pack"``) or an object with
+            ``act(obs, action_mask, info) -> int`` (e.g. a trained agent); optional
+            ``env_kwargs`` on it configure the env (observation layout must match its training).
+        simulations: tree-search iterations per decision (each = one fork + step + rollout).
+        depth: env decisions a rollout follows the guide before the episode is finished natively
+            by ``fallback``; ``None`` follows the guide at env level to the end (exact).
+        c_uct: PUCT exploration constant.
+        objective: ``"jct"`` (Σ JCT), ``"makespan"`` or ``"weighted_jct"``.
+        prior: ``"guide"`` (``guide_weight`` on the guide's action, rest uniform over valid
+            actions), ``"uniform"``, or a callable ``(obs, mask, info) -> probabilities``.
+        guide_weight: prior mass of the guide's action for ``prior="guide"``.
+        backup: ``"best"`` (min cost below a node; deterministic env) or ``"mean"``.
+        final: root choice, ``"best"`` (lowest cost) or ``"visits"`` (most visited).
+        fallback: classic rule finishing truncated rollouts natively (default: the guide if it is
+            classic, else ``"srsf+pack"``).
+        reuse_tree: keep the chosen child's subtree for the next decision.
+        env_kwargs: extra :class:`DDLClusterEnv` arguments (window, placements, queue_order).
+        seed: recorded for reproducibility; the search itself has no randomness of its own (its
+            rollouts use the forked envs' generators), so it is deterministic for a given env seed.
+    """
+
+    engine = "job"
+
+    def __init__(
+        self,
+        guide: str | Any = "srsf+pack",
+        *,
+        simulations: int = 32,
+        depth: int | None = None,
+        c_uct: float = 1.0,
+        objective: str = "jct",
+        prior: str | PriorFn = "guide",
+        guide_weight: float = 0.5,
+        backup: str = "best",
+        final: str = "best",
+        fallback: str | None = None,
+        reuse_tree: bool = True,
+        env_kwargs: dict[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if simulations < 1:
+            raise ConfigError(f"simulations must be >= 1, got {simulations}")
+        if depth is not None and depth < 0:
+            raise ConfigError(f"depth must be >= 0 or None, got {depth}")
+        if objective not in OBJECTIVES:
+            raise ConfigError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+        if backup not in ("best", "mean"):
+            raise ConfigError(f"backup must be 'best' or 'mean', got {backup!r}")
+        if final not in ("best", "visits"):
+            raise ConfigError(f"final must be 'best' or 'visits', got {final!r}")
+        if not callable(prior) and prior not in ("guide", "uniform"):
+            raise ConfigError(f"prior must be 'guide', 'uniform' or a callable, got {prior!r}")
+        self.classic_guide: ClassicGuide | None = None
+        self.guide_policy: Any = None
+        if isinstance(guide, str):
+            order, _, placement = guide.partition("+")
+            self.classic_guide = ClassicGuide(order, placement or "pack")
+            guide_name = self.classic_guide.name
+        else:
+            if not hasattr(guide, "act"):
+                raise ConfigError("guide must be 'order+placement' or an object with act(obs, action_mask, info)")
+            self.guide_policy = guide
+            guide_name = str(getattr(guide, "name", type(guide).__name__))
+        fallback_name = fallback or (guide_name if self.classic_guide is not None else "srsf+pack")
+        order, _, placement = fallback_name.partition("+")
+        self.fallback = ClassicGuide(order, placement or "pack")
+        self.simulations = int(simulations)
+        self.depth = depth
+        self.c_uct = float(c_uct)
+        self.objective = objective
+        self.prior = prior
+        self.guide_weight = float(guide_weight)
+        self.backup = backup
+        self.final = final
+        self.reuse_tree = reuse_tree
+        self.seed = seed
+        self.name = f"mcts[{guide_name},sims={simulations},depth={'end' if depth is None else depth},{objective}]"
+        kwargs: dict[str, Any] = dict(getattr(guide, "env_kwargs", None) or {})
+        kwargs.update(env_kwargs or {})
+        kwargs["reward"] = objective
+        if self.classic_guide is not None:
+            placements = tuple(kwargs.get("placements", ("pack", "spread", "contention_aware")))
+            if not any(get_placement_rule(p) is self.classic_guide.policy.rule for p in placements):
+                placements = placements + (self.classic_guide.placement,)  # the guide must be expressible
+            kwargs["placements"] = placements
+        self.env_kwargs = kwargs
+        self._needs_obs = self.guide_policy is not None or callable(prior)
+        self._bound: DDLClusterEnv | None = None
+        self._root: _Node | None = None
+        self._root_print: tuple | None = None
+        self.last_stats: SearchStats | None = None
+        self.decision_times: list[float] = []
+
+    # ------------------------------------------------------------------ harness API
+    def reset(self, *args: Any, seed: int | None = None, **_: Any) -> None:
+        """Forget the search tree (call between episodes). ``reset(seed)`` or ``reset(seed=...)``."""
+        if args and isinstance(args[0], (int, np.integer)):
+            seed = int(args[0])
+        if seed is not None:
+            self.seed = seed
+        self._root = None
+        self._root_print = None
+        self.decision_times = []
+        if self.guide_policy is not None and hasattr(self.guide_policy, "reset"):
+            try:
+                self.guide_policy.reset(seed=seed)
+            except TypeError:
+                pass
+
+    def bind(self, env: DDLClusterEnv) -> MCTSPolicy:
+        """Bind the env that :meth:`act` plans on (MCTS needs the simulator, not just the observation)."""
+        self._bound = env.unwrapped if hasattr(env, "unwrapped") else env
+        return self
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any]) -> int:
+        """Harness-style call; works only after :meth:`bind` (the search forks the bound env)."""
+        if self._bound is None:
+            raise ConfigError(
+                "MCTSPolicy plans on the env itself: call policy.bind(env) first, use act_env(env), "
+                "or let the harness call run_episode(scenario, cluster, workload, rng)"
+            )
+        return self.act_env(self._bound)
+
+    def act_env(self, env: DDLClusterEnv) -> int:
+        """Search from ``env``'s current state (left untouched) and return the chosen action."""
+        return self.search(env).action
+
+    def run_episode(self, scenario: str | Scenario, cluster: ClusterSpec, workload: Workload,
+                    rng: np.random.Generator) -> SimResult:
+        """Schedule one whole episode with MCTS decisions; returns the simulator's records."""
+        scen = get_scenario(scenario) if isinstance(scenario, str) else scenario
+        scen = dataclasses.replace(scen, cluster=cluster)  # the harness's cluster, even for sampled ones
+        env = DDLClusterEnv(scen, **self.env_kwargs)
+        seed = int(rng.integers(2**31 - 1))
+        self.reset(seed=seed)
+        env.reset(seed=seed, options={"workload": workload})
+        assert env.sim is not None
+        while not env.sim.done:
+            env.step(self.act_env(env))
+        return env.sim.result(self.name)
+
+    # ------------------------------------------------------------------ search
+    def search(self, env: DDLClusterEnv) -> SearchStats:
+        """Run ``simulations`` MCTS iterations from ``env``'s state; ``env`` is only forked."""
+        start = time.perf_counter()
+        if env.sim is None:
+            raise ConfigError("search needs a reset env")
+        root = self._take_root(env)
+        guide_action = self._guide_action(root)
+        root.guide_action = guide_action
+        sims = 0
+        if len(root.valid) > 1 and not root.terminal:
+            # The guide's action first: its rollout is exactly "follow the guide from here".
+            self._simulate(root, forced=guide_action)
+            sims = 1
+            while sims < self.simulations:
+                self._simulate(root)
+                sims += 1
+            action = self._choose(root)
+        else:
+            # One valid action: no search, but keep its subtree (it may hold the best plan found).
+            action = int(root.valid[0]) if len(root.valid) else 0
+        stats = SearchStats(
+            action=action, guide_action=guide_action, simulations=sims,
+            root_visits={a: c.visits for a, c in root.children.items()},
+            root_best_cost={a: c.best_cost for a, c in root.children.items()},
+            wall_s=time.perf_counter() - start,
+        )
+        if self.reuse_tree and action in root.children:
+            self._root = root.children[action]
+            self._root_print = _fingerprint(self._root.env)
+        else:
+            self._root = None
+            self._root_print = None
+        self.last_stats = stats
+        self.decision_times.append(stats.wall_s)
+        return stats
+
+    def _take_root(self, env: DDLClusterEnv) -> _Node:
+        if self._root is not None and self._root_print == _fingerprint(env):
+            return self._root
+        twin = env.fork()
+        obs = info = None
+        if self._needs_obs:
+            obs = twin._observe()  # the env has no public "current observation" getter
+            info = twin._info(invalid=False)
+        return self._make_node(twin, obs, info)
+
+    def _make_node(self, env: DDLClusterEnv, obs: np.ndarray | None, info: dict | None) -> _Node:
+        assert env.sim is not None
+        mask = env.action_masks()
+        return _Node(env=env, obs=obs, info=info, mask=mask, valid=np.flatnonzero(mask),
+                     terminal=env.sim.done)
+
+    def _cost(self, sim: Simulator) -> float:
+        if self.objective == "jct":
+            return sim.jobs_area
+        if self.objective == "weighted_jct":
+            return sim.weighted_area
+        return sim.now
+
+    def _guide_env_action(self, env: DDLClusterEnv, obs: np.ndarray | None, info: dict | None) -> int:
+        if self.classic_guide is not None:
+            return self.classic_guide.env_action(env)
+        mask = env.action_masks()
+        if obs is None or info is None:
+            obs = env._observe()
+            info = env._info(invalid=False)
+        action = int(self.guide_policy.act(obs, mask, info))
+        if not (0 <= action < mask.size and mask[action]):
+            action = int(np.flatnonzero(mask)[0])  # a guide that ignores the mask: keep rollouts valid
+        return action
+
+    def _guide_action(self, node: _Node) -> int:
+        if node.guide_action is None:
+            node.guide_action = self._guide_env_action(node.env, node.obs, node.info)
+        return node.guide_action
+
+    def _priors(self, node: _Node) -> np.ndarray:
+        if node.prior is None:
+            k = len(node.valid)
+            if callable(self.prior):
+                assert node.obs is not None and node.info is not None
+                probs = np.asarray(self.prior(node.obs, node.mask, node.info), dtype=np.float64)[node.valid]
+                total = probs.sum()
+                prior = probs / total if total > 0 else np.full(k, 1.0 / k)
+            elif self.prior == "uniform" or k == 1:
+                prior = np.full(k, 1.0 / k)
+            else:
+                guide = self._guide_action(node)
+                prior = np.full(k, (1.0 - self.guide_weight) / k)
+                prior[np.searchsorted(node.valid, guide)] += self.guide_weight
+            node.prior = prior
+        return node.prior
+
+    def _value(self, node: _Node) -> float:
+        return node.best_cost if self.backup == "best" else node.cost_sum / max(1, node.visits)
+
+    def _select(self, node: _Node, lo: float, hi: float) -> int:
+        prior = self._priors(node)
+        span = hi - lo
+        sqrt_n = math.sqrt(max(1, node.visits))
+        parent_q = (hi - self._value(node)) / span if span > 0 and node.visits else 0.5
+        best_score, best_action = -math.inf, int(node.valid[0])
+        for i, action in enumerate(node.valid.tolist()):
+            child = node.children.get(action)
+            if child is None or child.visits == 0:
+                q, n = parent_q, 0  # first-play urgency: the parent's value
+            else:
+                q = (hi - self._value(child)) / span if span > 0 else 0.5
+                n = child.visits
+            score = q + self.c_uct * prior[i] * sqrt_n / (1 + n)
+            if score > best_score:  # strict: ties go to the lowest action index (deterministic)
+                best_score, best_action = score, action
+        return best_action
+
+    def _simulate(self, root: _Node, forced: int | None = None) -> None:
+        lo, hi = self._bounds(root)
+        path = [root]
+        node = root
+        action = forced
+        while True:
+            if node.terminal:
+                cost = self._cost(node.env.sim)  # type: ignore[arg-type]
+                break
+            if action is None:
+                action = self._select(node, lo, hi)
+            child = node.children.get(action)
+            if child is None:
+                child = self._expand(node, action)
+                path.append(child)
+                cost = self._rollout(child)
+                break
+            path.append(child)
+            node = child
+            action = None
+        for visited in path:
+            visited.visits += 1
+            visited.cost_sum += cost
+            if cost < visited.best_cost:
+                visited.best_cost = cost
+
+    def _bounds(self, root: _Node) -> tuple[float, float]:
+        """Min and max backed-up value in the tree's top two levels (for Q normalisation)."""
+        values = [self._value(c) for c in root.children.values() if c.visits]
+        for c in root.children.values():
+            values.extend(self._value(g) for g in c.children.values() if g.visits)
+        if root.visits:
+            values.append(self._value(root))
+        if not values:
+            return 0.0, 0.0
+        return min(values), max(values)
+
+    def _expand(self, node: _Node, action: int) -> _Node:
+        twin = node.env.fork()
+        obs, _, _, _, info = twin.step(action)
+        child = self._make_node(twin, obs if self._needs_obs else None, info if self._needs_obs else None)
+        node.children[action] = child
+        return child
+
+    def _rollout(self, leaf: _Node) -> float:
+        """Episode cost of "the leaf's state, then the guide" (leaf state untouched)."""
+        if leaf.terminal:
+            return self._cost(leaf.env.sim)  # type: ignore[arg-type]
+        env = leaf.env.fork()
+        assert env.sim is not None
+        obs, info = leaf.obs, leaf.info
+        steps = 0
+        while not env.sim.done and (self.depth is None or steps < self.depth):
+            action = self._guide_env_action(env, obs, info)
+            obs, _, _, _, info = env.step(action)
+            steps += 1
+        if not env.sim.done:
+            sim = env.sim
+            self.fallback.finish_native(sim, env.np_random)
+        return self._cost(env.sim)
+
+    def _choose(self, root: _Node) -> int:
+        best, best_key = None, None
+        for action, child in root.children.items():
+            not_guide = action != root.guide_action  # ties go to the guide (e.g. equal makespans)
+            if self.final == "best":
+                key = (self._value(child), not_guide, -child.visits, action)
+            else:
+                key = (-child.visits, self._value(child), not_guide, action)
+            if best_key is None or key < best_key:
+                best, best_key = action, key
+        assert best is not None
+        return int(best)
+
+
+# ---------------------------------------------------------------------------- spec parsing
+def make_mcts_policy(spec: str = "mcts") -> MCTSPolicy:
+    """Build an :class:`MCTSPolicy` from ``"mcts:guide=srsf+pack,sims=32,depth=20,objective=jct"``.
+
+    Keys: ``guide`` (classic ``order+placement`` or ``policy=<load_policy spec>`` via
+    :func:`ddl_gym.agents.load_policy`), ``sims``/``simulations``, ``depth`` (int or ``end``),
+    ``c``/``c_uct``, ``objective``, ``prior`` (``guide``/``uniform``), ``guide_weight``, ``backup``,
+    ``final``, ``fallback``, ``window``, ``queue_order``, ``seed``.
+
+    Raises:
+        ConfigError: malformed spec or unknown key.
+    """
+    head, _, rest = spec.strip().partition(":")
+    if head.lower() != "mcts":
+        raise ConfigError(f"MCTS spec must start with 'mcts', got {spec!r}")
+    kwargs: dict[str, Any] = {}
+    env_kwargs: dict[str, Any] = {}
+    guide: Any = "srsf+pack"
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"MCTS spec item {item!r} is not key=value")
+        key = key.strip().lower()
+        value = value.strip()
+        if key == "guide":
+            guide = value
+        elif key == "policy":
+            from ddl_gym.agents import load_policy
+
+            guide = load_policy(value)
+        elif key in ("sims", "simulations"):
+            kwargs["simulations"] = int(value)
+        elif key == "depth":
+            kwargs["depth"] = None if value.lower() in ("end", "none", "inf") else int(value)
+        elif key in ("c", "c_uct"):
+            kwargs["c_uct"] = float(value)
+        elif key in ("objective", "prior", "backup", "final", "fallback"):
+            kwargs[key] = value
+        elif key == "guide_weight":
+            kwargs["guide_weight"] = float(value)
+        elif key == "seed":
+            kwargs["seed"] = int(value)
+        elif key == "window":
+            env_kwargs["window"] = int(value)
+        elif key == "queue_order":
+            env_kwargs["queue_order"] = value
+        else:
+            raise ConfigError(f"unknown MCTS spec key {key!r} in {spec!r}")
+    return MCTSPolicy(guide, env_kwargs=env_kwargs, **kwargs)
+
+
+__all__ = ["MCTSPolicy", "SearchStats", "ClassicGuide", "classic_env_action", "make_mcts_policy", "OBJECTIVES"]

@@ -1,0 +1,432 @@
+"""``DDLClusterPlacement-v0``: Harmony-style worker-by-worker placement of DDL jobs.
+
+The job order is fixed by a rule; the agent only decides *where* each worker (GPU) of the current
+job goes, one server at a time (after Harmony, Bao et al., ICDCS'19 / INFOCOM'19, which learns
+placement of workers across servers for a given job). Like :mod:`ddl_gym.envs.cluster_env` it is a
+thin adapter over :class:`ddl_gym.sim.engine.Simulator` with no simulation logic of its own.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ddl_gym.envs.cluster_env import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S, _WORK_MAX_S
+from ddl_gym.scenarios import Scenario, get_scenario
+from ddl_gym.sim.engine import Simulator
+from ddl_gym.sim.metrics import SimResult
+from ddl_gym.sim.model import ConfigError, Workload
+
+SERVER_FEATURES = ("free_fraction", "split_jobs", "claimed")
+JOB_FEATURES = ("present", "gpus", "workers_left", "est_runtime", "comm_intensity", "waited",
+                "fits_one_server", "servers_claimed")
+GLOBAL_FEATURES = ("queue_length", "running_jobs", "free_fraction", "finished_fraction",
+                   "arrivals_left_fraction", "sim_time", "mean_split_contention")
+
+
+class DDLPlacementEnv(gym.Env[np.ndarray, np.int64]):
+    """Place the workers of distributed deep-learning jobs, one GPU at a time.
+
+    ## Description
+
+    Same cluster, jobs and performance model as ``DDLCluster-v0`` (gang-scheduled,
+    non-preemptive ring-all-reduce jobs; a job spread over several servers is slowed by NIC
+    contention, SJF-BCO §4.1 eqs. 6–8). Here the *order* in which queued jobs start is fixed by a
+    rule (``order``: SRSF by default, greedy: the first job in that order whose ``G_j`` fits the
+    free GPUs); the agent builds that job's placement worker by worker, choosing a server for each
+    of its ``G_j`` workers (Harmony-style placement). Once all ``G_j`` are placed the job starts and
+    the next fitting job in the order becomes current; if none fits, time runs on by itself.
+
+    ## Action Space
+
+    ``Discrete(S + 1)`` for ``S`` servers:
+
+    | action | meaning                                                                     |
+    |--------|-----------------------------------------------------------------------------|
+    | s < S  | put one more worker of the current job on server ``s``                       |
+    | S      | wait: drop the partial placement, let time run to the next event            |
+
+    Masks (:meth:`action_masks`, np.int8, and ``info["action_mask"]``): server ``s`` is valid iff
+    it has a free GPU not yet claimed by the current job's partial placement (the current job is
+    chosen only when it fits, so every partial placement can be completed); "wait" is valid iff
+    ``allow_wait`` and something is running or jobs are still to arrive. An invalid action is a
+    no-op costing ``invalid_action_penalty`` with ``info["invalid_action"] = True``.
+
+    ## Observation Space
+
+    A flat ``Box(0, 1, (3·S + 8 + 7,), float32)``:
+
+    | block       | feature              | meaning / normalisation                                   |
+    |-------------|----------------------|-----------------------------------------------------------|
+    | per server  | free_fraction        | free GPUs (not counting this job's claims) / server GPUs  |
+    |             | split_jobs           | running spread jobs on it (p_s) / server GPUs              |
+    |             | claimed              | workers of the current job placed on it / server GPUs      |
+    | current job | present              | 1 if a job is being placed                                 |
+    |             | gpus                 | log2(1+G_j) / log2(1+GPUs in cluster)                      |
+    |             | workers_left         | workers still to place / G_j                               |
+    |             | est_runtime          | log1p(F_j·τ̂_j) / log1p(1e6 s)                              |
+    |             | comm_intensity       | r/(1+r), r = 2·m_j/b_e ÷ compute time per iteration        |
+    |             | waited               | log1p(now − arrival) / log1p(1e6 s)                        |
+    |             | fits_one_server      | 1 if some server alone has G_j free GPUs                   |
+    |             | servers_claimed      | servers used so far by the partial placement / S           |
+    | global      | queue_length         | log1p(queued) / log1p(1000)                                |
+    |             | running_jobs         | log1p(running) / log1p(GPUs in cluster)                    |
+    |             | free_fraction        | free GPUs / GPUs in cluster                                |
+    |             | finished_fraction    | finished jobs / jobs in the episode                        |
+    |             | arrivals_left_fraction | jobs not yet arrived / jobs in the episode               |
+    |             | sim_time             | log1p(now − first arrival) / log1p(1e7 s)                  |
+    |             | mean_split_contention| mean p_j of running spread jobs / largest server           |
+
+    ## Rewards
+
+    As ``DDLCluster-v0``: ``reward="jct"`` gives ``−Δt · (jobs in system) · reward_scale`` per step,
+    so the undiscounted return is exactly ``−(Σ_j JCT_j) · reward_scale``; ``"makespan"`` gives
+    ``−Δt · scale`` while jobs remain; ``"weighted_jct"`` weights jobs. Placing a worker takes no
+    simulated time (reward 0) unless it completes a placement and time then runs on.
+
+    ## Starting State
+
+    ``reset(seed)`` draws cluster and workload from the scenario with ``np_random`` (the same
+    episode as ``scenario.episode(seed)``), then runs time to the first job that fits.
+    ``options={"workload": Workload | path.csv}`` replaces the sampled jobs.
+
+    ## Episode End
+
+    Terminated when every job has finished (``info["metrics"]`` holds the summary). Truncated after
+    ``max_decisions`` steps, if set.
+
+    ## Arguments
+
+    ``scenario`` (name, file or :class:`Scenario`), ``order`` (``"srsf"``, ``"sjf"``, ``"fifo"``;
+    FIFO keeps head-of-line blocking), ``reward``, ``reward_scale`` (1/3600), ``allow_wait``
+    (True), ``invalid_action_penalty`` (0), ``max_decisions``, ``render_mode`` (``"ansi"``),
+    ``debug`` (simulator invariant checks).
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        scenario: str | Scenario = "default",
+        *,
+        order: str = "srsf",
+        reward: str = "jct",
+        reward_scale: float = 1.0 / 3600.0,
+        allow_wait: bool = True,
+        invalid_action_penalty: float = 0.0,
+        max_decisions: int | None = None,
+        render_mode: str | None = None,
+        debug: bool = False,
+    ) -> None:
+        self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
+        if self.scenario.engine != "job":
+            raise ConfigError(f"scenario {self.scenario.name!r} uses the task-level engine, which DDLClusterPlacement-v0 does not drive")
+        if order not in ("srsf", "sjf", "fifo"):
+            raise ConfigError(f"order must be 'srsf', 'sjf' or 'fifo', got {order!r}")
+        if reward not in ("jct", "makespan", "weighted_jct"):
+            raise ConfigError(f"reward must be 'jct', 'makespan' or 'weighted_jct', got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.order = order
+        self.reward_kind = reward
+        self.reward_scale = float(reward_scale)
+        self.allow_wait = bool(allow_wait)
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.max_decisions = max_decisions
+        self.render_mode = render_mode
+        self.debug = debug
+        probe = self.scenario.sample_cluster(np.random.default_rng(0))
+        self.num_servers = probe.num_servers
+        n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) + len(GLOBAL_FEATURES)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
+        self.action_space = spaces.Discrete(self.num_servers + 1)
+        self.wait_action = self.num_servers
+        self.observation_layout = {"servers": self.num_servers, "server_features": SERVER_FEATURES,
+                                   "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES}
+        self.sim: Simulator | None = None
+        self.current_job: int | None = None
+        self._claimed = np.zeros(self.num_servers, dtype=np.int64)
+        self._steps = 0
+
+    # ------------------------------------------------------------------ gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        cluster, workload = self.scenario.sample(self.np_random)
+        if "workload" in options:
+            workload = self._load_option_workload(options["workload"], cluster)
+        if cluster.num_servers != self.num_servers:
+            raise ConfigError(f"scenario {self.scenario.name!r} changed its server count ({cluster.num_servers} != {self.num_servers})")
+        self.sim = Simulator(cluster, workload, self.scenario.model, debug=self.debug)
+        self._prepare_episode()
+        self._steps = 0
+        self._next_job_or_advance()
+        return self._observe(), self._info(invalid=False)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        sim = self.sim
+        before = self._objective_area()
+        mask = self.action_masks()
+        action = int(action)
+        invalid = not (0 <= action < mask.size) or mask[action] == 0
+        if not invalid and not sim.done:
+            if action == self.wait_action:
+                self._drop_claim()
+                sim.advance()
+                self._next_job_or_advance()
+            else:
+                self._claimed[action] += 1
+                job = self.current_job
+                assert job is not None
+                if int(self._claimed.sum()) == self._gpus[job]:
+                    ids = np.concatenate([sim.free_gpu_ids(s)[:k] for s, k in enumerate(self._claimed.tolist()) if k])
+                    self._drop_claim()
+                    sim.start(job, ids)
+                    self._next_job_or_advance()
+        self._steps += 1
+        reward = -(self._objective_area() - before) * self.reward_scale
+        if invalid:
+            reward -= self.invalid_action_penalty
+        terminated = sim.done
+        truncated = bool(self.max_decisions is not None and self._steps >= self.max_decisions and not terminated)
+        obs = self._observe()
+        info = self._info(invalid=invalid)
+        if terminated or truncated:
+            info["metrics"] = sim.result().summary()
+        return obs, float(reward), bool(terminated), truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions as np.int8 0/1 (at least one is always 1)."""
+        mask = np.zeros(self.action_space.n, dtype=np.int8)
+        sim = self.sim
+        if sim is None or sim.done:
+            mask[self.wait_action] = 1
+            return mask
+        if self.current_job is not None:
+            mask[: self.num_servers] = (sim.free_per_server - self._claimed) > 0
+        if (self.allow_wait and (sim.running or sim.has_future_arrivals)) or not mask.any():
+            mask[self.wait_action] = 1
+        return mask
+
+    @property
+    def claimed(self) -> np.ndarray:
+        """Workers of the current job placed so far, per server (a copy)."""
+        return self._claimed.copy()
+
+    def result(self) -> SimResult:
+        """Per-job records of the current episode (complete once terminated)."""
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self.sim.result("placement-env")
+
+    def render(self) -> str | None:
+        if self.render_mode is None or self.sim is None:
+            return None
+        sim = self.sim
+        lines = [f"t={sim.now:10.1f}s  queued={len(sim.queue)}  running={len(sim.running)}  "
+                 f"done={sim.num_finished}/{sim.workload.num_jobs}  free GPUs={sim.num_free}/{sim.cluster.num_gpus}"]
+        if self.current_job is not None:
+            j = self.current_job
+            lines.append(f"placing job {int(sim.workload.job_id[j])} (G={self._gpus[j]}), "
+                         f"{self._gpus[j] - int(self._claimed.sum())} workers left")
+        row = []
+        for s in range(self.num_servers):
+            total = int(sim.server_gpus[s])
+            free = int(sim.free_per_server[s])
+            claim = int(self._claimed[s])
+            row.append(f"S{s:02d}[{'#' * (total - free)}{'+' * claim}{'.' * (free - claim)}]p{int(sim.split_count[s])}")
+        for i in range(0, len(row), 4):
+            lines.append("  ".join(row[i : i + 4]))
+        return "\n".join(lines) + "\n"
+
+    def close(self) -> None:
+        self.sim = None
+
+    def fork(self) -> DDLPlacementEnv:
+        """An exact, independent copy mid-episode (simulator state, claims and generator copied)."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._np_random = None
+        if self._np_random is not None:
+            generator = np.random.Generator(type(self._np_random.bit_generator)())
+            generator.bit_generator.state = self._np_random.bit_generator.state
+            twin._np_random = generator
+        twin.sim = self.sim.fork() if self.sim is not None else None
+        twin._claimed = self._claimed.copy()
+        return twin
+
+    # ------------------------------------------------------------------ internals
+    def _load_option_workload(self, value: Any, cluster: Any) -> Workload:
+        if isinstance(value, Workload):
+            value.check_fits(cluster)
+            return value
+        from ddl_gym.workloads.csv_io import read_workload_csv
+
+        return read_workload_csv(str(value), cluster=cluster)
+
+    def _prepare_episode(self) -> None:
+        sim = self.sim
+        assert sim is not None
+        w = sim.workload
+        cluster = sim.cluster
+        self._gpus: list[int] = w.gpus.tolist()
+        tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
+        runtime = w.iterations * tau
+        # Same keys as ClassicPolicy: SRSF = F·G·τ̂, SJF = F·τ̂ (ties by index = arrival order).
+        if self.order == "srsf":
+            self._order_key: list[float] | None = (runtime * w.gpus).tolist()
+        elif self.order == "sjf":
+            self._order_key = runtime.tolist()
+        else:
+            self._order_key = None
+        compute = w.per_job("forward_s") + w.per_job("backward_s")
+        ratio = 2.0 * w.per_job("gradient_bytes") / cluster.inter_bandwidth / np.maximum(compute, 1e-9)
+        self._job_static = np.stack([
+            np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus),
+            np.log1p(runtime) / math.log1p(_WORK_MAX_S),
+            ratio / (1.0 + ratio),
+        ], axis=1)
+        self._arrival = w.arrival
+        self._server_gpus = sim.server_gpus.astype(np.float64)
+        self._max_server = float(cluster.max_server_gpus)
+        self._claimed = np.zeros(self.num_servers, dtype=np.int64)
+        self.current_job = None
+
+    def _drop_claim(self) -> None:
+        self._claimed[:] = 0
+
+    def _pick_job(self) -> int | None:
+        """The first queued job in the order rule that fits the free GPUs (FIFO: the head only)."""
+        sim = self.sim
+        assert sim is not None
+        if not sim.queue:
+            return None
+        if self._order_key is None:
+            head = sim.queue[0]
+            return head if self._gpus[head] <= sim.num_free else None
+        key = self._order_key
+        free = sim.num_free
+        best: int | None = None
+        for j in sim.queue:
+            if self._gpus[j] <= free and (best is None or (key[j], j) < (key[best], best)):
+                best = j
+        return best
+
+    def _next_job_or_advance(self) -> None:
+        """Make the next fitting job current; let time run while none fits."""
+        sim = self.sim
+        assert sim is not None
+        while True:
+            self.current_job = None if sim.done else self._pick_job()
+            if self.current_job is not None or sim.done:
+                return
+            if not sim.advance():
+                return
+
+    def _objective_area(self) -> float:
+        sim = self.sim
+        assert sim is not None
+        if self.reward_kind == "jct":
+            return sim.jobs_area
+        if self.reward_kind == "weighted_jct":
+            return sim.weighted_area
+        return sim.now
+
+    def _observe(self) -> np.ndarray:
+        sim = self.sim
+        assert sim is not None
+        S = self.num_servers
+        obs = np.zeros(self.observation_space.shape, dtype=np.float64)
+        obs[0:S] = (sim.free_per_server - self._claimed) / self._server_gpus
+        obs[S : 2 * S] = sim.split_count / self._server_gpus
+        obs[2 * S : 3 * S] = self._claimed / self._server_gpus
+        base = 3 * S
+        job = self.current_job
+        if job is not None:
+            g = self._gpus[job]
+            obs[base + 0] = 1.0
+            obs[base + 1] = self._job_static[job, 0]
+            obs[base + 2] = (g - int(self._claimed.sum())) / g
+            obs[base + 3] = self._job_static[job, 1]
+            obs[base + 4] = self._job_static[job, 2]
+            obs[base + 5] = math.log1p(max(0.0, sim.now - self._arrival[job])) / math.log1p(_WAIT_MAX_S)
+            obs[base + 6] = float(g <= sim.free_per_server.max())
+            obs[base + 7] = np.count_nonzero(self._claimed) / S
+        gbase = base + len(JOB_FEATURES)
+        n_jobs = max(1, sim.workload.num_jobs)
+        split = [sim.contention[j] for j in sim.running if len(sim.servers[j]) > 1]
+        obs[gbase + 0] = math.log1p(len(sim.queue)) / math.log1p(_QUEUE_MAX)
+        obs[gbase + 1] = math.log1p(len(sim.running)) / math.log1p(sim.cluster.num_gpus)
+        obs[gbase + 2] = sim.num_free / sim.cluster.num_gpus
+        obs[gbase + 3] = sim.num_finished / n_jobs
+        obs[gbase + 4] = (sim.workload.num_jobs - sim.num_arrived) / n_jobs
+        elapsed = sim.now - (self._arrival[0] if sim.workload.num_jobs else 0.0)
+        obs[gbase + 5] = math.log1p(max(0.0, elapsed)) / math.log1p(_TIME_MAX_S)
+        obs[gbase + 6] = (sum(split) / len(split) / self._max_server) if split else 0.0
+        return np.clip(obs, 0.0, 1.0).astype(np.float32)
+
+    def _info(self, invalid: bool) -> dict[str, Any]:
+        sim = self.sim
+        assert sim is not None
+        job = self.current_job
+        return {
+            "action_mask": self.action_masks(),
+            "invalid_action": invalid,
+            "sim_time": float(sim.now),
+            "current_job": -1 if job is None else int(job),
+            "workers_left": 0 if job is None else self._gpus[job] - int(self._claimed.sum()),
+            "queue_length": len(sim.queue),
+            "running_jobs": len(sim.running),
+            "finished_jobs": sim.num_finished,
+        }
+
+
+# ---------------------------------------------------------------------------- reference heuristics
+def pack_worker_action(env: DDLPlacementEnv) -> int:
+    """Worker-by-worker equivalent of the ``pack`` rule (:func:`ddl_gym.placement.pack`).
+
+    First worker: the fullest server that fits the whole job (best fit, lowest index on ties),
+    else the server with the most free GPUs. Later workers: the same server while it has an
+    unclaimed free GPU, then the server with the most unclaimed free GPUs (lowest index on ties).
+    The GPUs taken per server are the lowest free ids, as in ``pack``, so an episode reproduces the
+    native ``order+pack`` policy exactly. Returns "wait" if no job is being placed.
+    """
+    sim = env.sim
+    job = env.current_job
+    if sim is None or job is None:
+        return env.wait_action
+    claimed = env._claimed
+    left = sim.free_per_server - claimed
+    if not claimed.any():
+        need = env._gpus[job]
+        fits = np.flatnonzero(sim.free_per_server >= need)
+        if fits.size:
+            return int(fits[np.argmin(sim.free_per_server[fits])])
+        return int(np.argmax(left))
+    # Continue on the server being filled (pack takes whole servers, emptiest first).
+    partial = np.flatnonzero((claimed > 0) & (left > 0))
+    if partial.size:
+        return int(partial[0])
+    return int(np.argmax(left))
+
+
+def random_worker_action(env: DDLPlacementEnv, rng: np.random.Generator) -> int:
+    """A uniformly random valid server (never "wait" while a job is being placed)."""
+    mask = env.action_masks()
+    servers = np.flatnonzero(mask[: env.num_servers])
+    if servers.size == 0:
+        return env.wait_action
+    return int(rng.choice(servers))
+
+
+__all__ = ["DDLPlacementEnv", "pack_worker_action", "random_worker_action"]

@@ -1,0 +1,166 @@
+"""DDLClusterPlacement-v0: API checkers, determinism, masks, reward identity, pack equivalence."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ddl_gym  # noqa: F401  (registers the env ids)
+from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.envs.placement_env import DDLPlacementEnv, pack_worker_action, random_worker_action
+from ddl_gym.scenarios import get_scenario
+from ddl_gym.sim.engine import Simulator, run_policy
+
+
+def _rollout(env: DDLPlacementEnv, rng: np.random.Generator, max_steps: int = 100_000) -> tuple[float, dict]:
+    total = 0.0
+    info: dict = {}
+    for _ in range(max_steps):
+        mask = env.action_masks()
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert env.observation_space.contains(obs)
+        assert not info["invalid_action"]
+        total += reward
+        if terminated or truncated:
+            break
+    return total, info
+
+
+def test_gymnasium_check_env() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(DDLPlacementEnv("small"), skip_render_check=True)
+
+
+def test_sb3_check_env() -> None:
+    sb3 = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3.check_env(DDLPlacementEnv("small"), warn=True)
+
+
+def test_registered_id_builds_default_scenario() -> None:
+    env = gym.make("DDLClusterPlacement-v0")
+    assert env.unwrapped.scenario.name == "default"
+    assert env.action_space.n == env.unwrapped.num_servers + 1
+    env.close()
+
+
+def test_two_envs_same_seed_same_actions_identical() -> None:
+    a, b = DDLPlacementEnv("small"), DDLPlacementEnv("small")
+    oa, ia = a.reset(seed=7)
+    ob, ib = b.reset(seed=7)
+    assert np.array_equal(oa, ob)
+    rng = np.random.default_rng(0)
+    while True:
+        action = int(rng.choice(np.flatnonzero(a.action_masks())))
+        ra, rb = a.step(action), b.step(action)
+        assert ra[0].tobytes() == rb[0].tobytes() and ra[1:4] == rb[1:4]
+        assert ra[4]["current_job"] == rb[4]["current_job"] and ra[4]["sim_time"] == rb[4]["sim_time"]
+        if ra[2]:
+            break
+    assert a.result().summary() == b.result().summary()
+
+
+def test_pickle_round_trip_mid_episode() -> None:
+    env = DDLPlacementEnv("small")
+    env.reset(seed=3)
+    rng = np.random.default_rng(1)
+    for _ in range(25):
+        env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    clone = pickle.loads(pickle.dumps(env))
+    for _ in range(30):
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        assert env.step(action)[0].tobytes() == clone.step(action)[0].tobytes()
+    assert np.array_equal(env.claimed, clone.claimed)
+
+
+@pytest.mark.parametrize("reward", ["jct", "makespan"])
+def test_return_equals_negative_objective(reward: str) -> None:
+    env = DDLPlacementEnv("small", reward=reward)
+    env.reset(seed=2)
+    total, info = _rollout(env, np.random.default_rng(2))
+    metrics = info["metrics"]
+    # makespan_s runs from the first arrival, where the episode's clock starts.
+    expected = metrics["total_jct_s"] if reward == "jct" else metrics["makespan_s"]
+    assert -total * 3600.0 == pytest.approx(expected, rel=1e-9)
+
+
+def test_masked_random_rollouts_never_over_commit_with_invariant_checks() -> None:
+    for seed in range(3):
+        env = DDLPlacementEnv("small", debug=True)  # the simulator raises on any over-commit
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        while not env.sim.done:
+            mask = env.action_masks()
+            job = env.current_job
+            if job is not None:
+                # Every valid server has an unclaimed free GPU; claims never exceed free GPUs.
+                servers = np.flatnonzero(mask[:-1])
+                assert np.all(env.sim.free_per_server[servers] - env.claimed[servers] > 0)
+                assert np.all(env.claimed <= env.sim.free_per_server)
+                assert env.sim.workload.gpus[job] <= env.sim.num_free
+            _, _, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            assert not info["invalid_action"]
+            assert mask.any()
+        assert info["metrics"]["jobs"] == env.sim.workload.num_jobs
+
+
+def test_invalid_action_is_a_penalised_no_op() -> None:
+    env = DDLPlacementEnv("small", invalid_action_penalty=0.5)
+    env.reset(seed=0)
+    full = np.flatnonzero(env.action_masks()[:-1] == 0)
+    while full.size == 0 or env.current_job is None:  # until some server has no unclaimed free GPU
+        env.step(pack_worker_action(env))
+        full = np.flatnonzero(env.action_masks()[:-1] == 0)
+    before = (env.sim.now, env.claimed.tolist(), env.current_job)
+    _, reward, _, _, info = env.step(int(full[0]))
+    assert info["invalid_action"] and reward == -0.5
+    assert (env.sim.now, env.claimed.tolist(), env.current_job) == before
+
+
+@pytest.mark.parametrize("scenario,order", [("small", "srsf"), ("small", "sjf"), ("small", "fifo"), ("default", "srsf")])
+def test_pack_worker_heuristic_reproduces_native_order_plus_pack(scenario: str, order: str) -> None:
+    scen = get_scenario(scenario)
+    for seed in range(2):
+        cluster, workload = scen.episode(seed)
+        native = run_policy(Simulator(cluster, workload, scen.model), ClassicPolicy(order, "pack"))
+        env = DDLPlacementEnv(scenario, order=order)
+        env.reset(seed=seed)
+        while not env.sim.done:
+            env.step(pack_worker_action(env))
+        mine = env.result()
+        assert np.array_equal(mine.start, native.start) and np.array_equal(mine.finish, native.finish)
+        assert [sorted(ids) for ids in mine.gpu_ids] == [sorted(ids) for ids in native.gpu_ids]
+
+
+def test_random_worker_placement_spans_more_servers_than_pack() -> None:
+    env = DDLPlacementEnv("default")
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    while not env.sim.done:
+        env.step(random_worker_action(env, rng))
+    spread = env.result()
+    env.reset(seed=0)
+    while not env.sim.done:
+        env.step(pack_worker_action(env))
+    packed = env.result()
+    assert spread.n_servers.sum() > packed.n_servers.sum()
+
+
+def test_wait_drops_partial_placement_and_advances_time() -> None:
+    env = DDLPlacementEnv("small")
+    env.reset(seed=0)
+    while env.current_job is None or env.sim.workload.gpus[env.current_job] < 2:
+        env.step(pack_worker_action(env))
+    env.step(pack_worker_action(env))
+    assert env.claimed.sum() == 1
+    now = env.sim.now
+    _, _, _, _, info = env.step(env.wait_action)
+    assert not info["invalid_action"]
+    assert env.sim.now > now
+    assert env.claimed.sum() == 0
