@@ -42,6 +42,9 @@ _LAZY["ada-srsf"] = ("ddl_gym.baselines.ada_srsf:make_ada_srsf_policy", {"placem
                      "Ada-SRSF with LWF-1 placement (Wang et al. 2020, Alg. 1-3)")
 
 POLICY_DESCRIPTIONS: dict[str, str] = {name: desc for name, (_, _, desc) in _LAZY.items()}
+POLICY_DESCRIPTIONS["mcts:guide=srsf+pack,sims=16"] = (
+    "Spear-style MCTS over env.fork() guided by a reference policy (agents/mcts.py; keys guide, sims, depth, objective)"
+)
 
 
 def list_policies() -> list[str]:
@@ -56,6 +59,10 @@ def make_policy(name: str, **overrides: Any) -> Any:
         ConfigError: unknown name (the message lists close matches).
     """
     key = name.strip().lower()
+    if key.startswith("mcts"):  # "mcts:guide=srsf+pack,sims=32,depth=20,objective=jct"
+        from ddl_gym.agents.mcts import make_mcts_policy
+
+        return make_mcts_policy(name.strip())
     if key not in _LAZY:
         import difflib
 
