@@ -1,0 +1,892 @@
+"""One evaluation harness for every reference policy and learned agent.
+
+:func:`evaluate` runs each ``(policy, seed)`` pair on the episode ``scenario.episode(seed)`` — the
+same cluster and workload the Gymnasium env draws for ``reset(seed=seed)`` — and records one
+summary row per pair and one row per job, with identical columns for every kind of policy:
+
+* **native** job-level policies (they have ``schedule(sim)``, e.g. ``"srsf+pack"``) are driven by
+  :func:`ddl_gym.sim.run_policy` on a :class:`~ddl_gym.sim.Simulator`;
+* **self-driving** policies (they have ``run_episode(scenario, cluster, workload, rng)``, e.g.
+  planned or task-level algorithms) run the episode themselves and return a ``SimResult``;
+* **env-driven** policies (they have ``act(obs, action_mask, info) -> int``; agents given as
+  ``"NAME:PATH"`` specs are loaded with ``ddl_gym.agents.load_policy``) step a
+  :class:`~ddl_gym.envs.cluster_env.DDLClusterEnv` until the episode ends.
+
+Pairs run in parallel worker processes; every pair is independent and seeded, and rows are
+sorted by ``(scenario, policy, seed)``, so results do not depend on the worker count. With an
+output folder, rows are appended to ``summary.csv`` / ``jobs.csv`` as pairs complete (a crash
+keeps what was computed), a rerun reuses rows already there (``overwrite=False``), and at the end
+``summary.md`` (mean ± 95% Student-t confidence interval over seeds) and the plots are written
+*from those files* (:func:`write_artifacts`, also used by ``scripts/plot_results.py``).
+
+Wall-clock columns (``decision_time_s``, ``wall_time_s``) are measurements, not results: they are
+excluded from determinism comparisons (:data:`TIMING_COLUMNS`) and never enter the env's ``info``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddl_gym.scenarios import SCENARIOS, Scenario, get_scenario
+from ddl_gym.sim.engine import Simulator, run_policy
+from ddl_gym.sim.metrics import SUMMARY_KEYS, SimResult
+from ddl_gym.sim.model import ConfigError
+
+#: Columns identifying one evaluated pair.
+ID_COLUMNS: tuple[str, ...] = ("scenario", "policy", "seed")
+#: Every column of ``summary.csv``, in file order.
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    *ID_COLUMNS, *SUMMARY_KEYS, "decisions", "completed", "driver", "num_gpus", "num_servers",
+    "decision_time_s", "wall_time_s", "ddl_gym_version", "git_sha",
+)
+#: Wall-clock measurements: vary from run to run, so never compared for determinism.
+TIMING_COLUMNS: tuple[str, ...] = ("decision_time_s", "wall_time_s")
+_STRING_COLUMNS = ("scenario", "policy", "driver", "ddl_gym_version", "git_sha", "model", "gpu_ids")
+
+#: Metrics of the Markdown table: (column, header, scale).
+TABLE_METRICS: tuple[tuple[str, str, float], ...] = (
+    ("avg_jct_s", "avg JCT (s)", 1.0),
+    ("median_jct_s", "median JCT (s)", 1.0),
+    ("p95_jct_s", "p95 JCT (s)", 1.0),
+    ("makespan_s", "makespan (s)", 1.0),
+    ("avg_queue_s", "avg queue (s)", 1.0),
+    ("gpu_alloc_util", "GPU alloc util (%)", 100.0),
+    ("gpu_compute_util", "GPU compute util (%)", 100.0),
+    ("decision_time_s", "decision time (s)", 1.0),
+)
+
+SUMMARY_FILE = "summary.csv"
+JOBS_FILE = "jobs.csv"
+MARKDOWN_FILE = "summary.md"
+
+# Two-sided 95% Student-t quantiles t_{0.975, df} for df = 1..30 (scipy.stats.t.ppf, 4 decimals).
+_T975 = (
+    12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+    2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+    2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
+)
+_Z975 = 1.959963984540054
+
+
+# ============================================================================ statistics
+def t_quantile_975(df: int) -> float:
+    """Two-sided 95% Student-t quantile ``t_{0.975, df}`` (no scipy needed).
+
+    Table values for ``df <= 30``; beyond, the Cornish-Fisher expansion of ``t`` around the normal
+    quantile (error below 1e-5 for ``df > 30``).
+    """
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = _Z975
+    return (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
+
+
+def mean_ci(values: Iterable[float]) -> tuple[float, float, int]:
+    """Mean and half-width of its 95% confidence interval (Student t), ignoring NaNs.
+
+    Returns:
+        ``(mean, half_width, n)``; the half-width is NaN for fewer than two values.
+    """
+    x = np.asarray(list(values), dtype=np.float64)
+    x = x[np.isfinite(x)]
+    n = int(x.size)
+    if n == 0:
+        return math.nan, math.nan, 0
+    mean = float(x.mean())
+    if n < 2:
+        return mean, math.nan, n
+    half = t_quantile_975(n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
+    return mean, half, n
+
+
+def aggregate(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Mean and 95% CI half-width of each metric over seeds, one row per (scenario, policy).
+
+    Columns: ``scenario, policy, seeds, <metric>_mean, <metric>_ci`` for each metric; rows sorted
+    by scenario, then by mean of the first metric (best first for JCT-like metrics).
+    """
+    metrics = list(metrics) if metrics is not None else [m for m, _, _ in TABLE_METRICS]
+    rows = []
+    for (scenario, policy), group in summary.groupby(["scenario", "policy"], sort=True):
+        row: dict[str, Any] = {"scenario": scenario, "policy": policy, "seeds": int(group["seed"].nunique())}
+        for metric in metrics:
+            mean, half, _ = mean_ci(group[metric]) if metric in group else (math.nan, math.nan, 0)
+            row[f"{metric}_mean"] = mean
+            row[f"{metric}_ci"] = half
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=["scenario", "policy", "seeds",
+                                        *[f"{m}_{s}" for m in metrics for s in ("mean", "ci")]])
+    if metrics and len(table):
+        table = table.sort_values(["scenario", f"{metrics[0]}_mean", "policy"], kind="stable").reset_index(drop=True)
+    return table
+
+
+def _decimals_for(half: float) -> int:
+    """Decimals that show two significant digits of a CI half-width."""
+    if not math.isfinite(half) or half <= 0:
+        return -1
+    return int(min(6, max(0, 1 - math.floor(math.log10(half)))))
+
+
+def _format_number(x: float) -> str:
+    a = abs(x)
+    if a >= 1000:
+        return f"{x:.0f}"
+    if a >= 10:
+        return f"{x:.1f}"
+    if a >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3g}"
+
+
+def format_mean_ci(mean: float, half: float) -> str:
+    """``"5169 ± 120"``: the CI with two significant digits, the mean to the same decimals."""
+    if not math.isfinite(mean):
+        return "–"
+    decimals = _decimals_for(half)
+    if decimals < 0:
+        return _format_number(mean) if not math.isfinite(half) else f"{_format_number(mean)} ± 0"
+    return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
+
+
+def markdown_table(summary: pd.DataFrame, metrics: Sequence[tuple[str, str, float]] = TABLE_METRICS) -> str:
+    """Markdown table of mean ± 95% CI over seeds, one row per (scenario, policy).
+
+    The scenario column appears only when the frame holds more than one scenario.
+    """
+    if summary.empty:
+        return "(no results)"
+    present = [(m, h, s) for m, h, s in metrics if m in summary.columns]
+    table = aggregate(summary, [m for m, _, _ in present])
+    multi = table["scenario"].nunique() > 1
+    header = (["scenario"] if multi else []) + ["policy", "seeds"] + [h for _, h, _ in present]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join(["---"] * (len(header) - len(present)) + ["---:"] * len(present)) + "|"]
+    for row in table.itertuples(index=False):
+        r = row._asdict()
+        cells = ([str(r["scenario"])] if multi else []) + [str(r["policy"]), str(r["seeds"])]
+        cells += [format_mean_ci(r[f"{m}_mean"] * s, r[f"{m}_ci"] * s) for m, _, s in present]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# ============================================================================ provenance
+def package_version() -> str:
+    """``ddl_gym.__version__``, else the installed distribution's version, else ``"unknown"``."""
+    import ddl_gym
+
+    version = getattr(ddl_gym, "__version__", None)
+    if version:
+        return str(version)
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+
+        return dist_version("ddl-gym")
+    except (ImportError, PackageNotFoundError):
+        return "unknown"
+
+
+@functools.lru_cache(maxsize=None)
+def git_sha() -> str:
+    """Short commit of the source checkout the package runs from (``""`` if not a git checkout)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return ""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+# ============================================================================ scenarios & policies
+def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path | None = None) -> Scenario:
+    """The scenario to evaluate on, with its workload replaced by a CSV file if one is given.
+
+    With ``workload_csv`` the scenario keeps its cluster and performance model, every seed gets
+    the file's jobs, and the scenario is renamed ``"<name>@<file stem>"`` so its rows never mix
+    with the scenario's own.
+    """
+    base = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
+    if workload_csv is None:
+        return base
+    path = Path(workload_csv)
+
+    def source(rng: np.random.Generator, cluster: Any) -> Any:
+        from ddl_gym.workloads.csv_io import read_workload_csv
+
+        return read_workload_csv(path, cluster=cluster)
+
+    return dataclasses.replace(base, workload=source, name=f"{base.name}@{path.stem}",
+                               description=f"{base.description} (workload from {path})")
+
+
+def is_agent_spec(spec: str) -> bool:
+    """Whether ``spec`` names a saved agent (``"NAME:PATH"``) rather than a registry policy."""
+    return ":" in spec
+
+
+def load_policy_spec(spec: str) -> Any:
+    """A policy object for a registry name (``"srsf+pack"``) or an agent spec (``"NAME:PATH"``).
+
+    Raises:
+        ConfigError: unknown name, or an agent spec without the agents package / RL extra.
+    """
+    if is_agent_spec(spec):
+        try:
+            from ddl_gym.agents import load_policy
+
+            return load_policy(spec)
+        except ImportError as exc:  # the agents package or its RL dependencies are missing
+            raise ConfigError(
+                f"policy {spec!r} is an agent (NAME:PATH) but agents are unavailable ({exc}); "
+                "install the RL extra: pip install 'ddl-gym[rl]'"
+            ) from None
+    from ddl_gym.baselines import make_policy
+
+    return make_policy(spec)
+
+
+def policy_label(policy: str | Any) -> str:
+    """The name a policy's rows carry: the registry name (lower case), the agent spec, or ``.name``."""
+    if isinstance(policy, str):
+        spec = policy.strip()
+        return spec if is_agent_spec(spec) else spec.lower()
+    name = getattr(policy, "name", None)
+    if not name:
+        raise ConfigError(f"policy object {policy!r} has no 'name' attribute")
+    return str(name)
+
+
+def policy_driver(policy: Any) -> str:
+    """``"self"`` (run_episode), ``"native"`` (schedule) or ``"env"`` (act)."""
+    if callable(getattr(policy, "run_episode", None)):
+        return "self"
+    if callable(getattr(policy, "schedule", None)):
+        return "native"
+    if callable(getattr(policy, "act", None)):
+        return "env"
+    raise ConfigError(f"policy {policy_label(policy)!r} has none of run_episode, schedule or act")
+
+
+def _portable_spec(spec: str) -> str:
+    """The spec workers load: an agent's relative path made absolute (workers may not share our cwd)."""
+    if not is_agent_spec(spec):
+        return spec
+    name, path = spec.split(":", 1)
+    return f"{name}:{Path(path).resolve()}" if Path(path).exists() else spec
+
+
+def _check_engine(policy: Any, label: str, scenario: Scenario) -> None:
+    """Job-level drivers (native ``schedule``, the env) cannot run a task-level scenario."""
+    driver = policy_driver(policy)
+    if scenario.engine == "task" and driver in ("native", "env"):
+        raise ConfigError(
+            f"policy {label!r} drives the job-level simulator but scenario {scenario.name!r} uses the task-level "
+            "engine; pick a task-level policy (e.g. ada-srsf, lwf1+srsf1) or the scenario's job-level variant"
+        )
+
+
+# ============================================================================ running one episode
+@dataclass
+class EpisodeRun:
+    """One policy on one seed: the records plus how it was run and timed."""
+
+    result: SimResult
+    driver: str
+    decision_time_s: float  # wall time inside the policy's decisions (simulator work excluded where separable)
+    wall_time_s: float  # wall time of the whole episode
+
+
+class _TimedSimulator(Simulator):
+    """Simulator that measures the time spent in ``start`` (simulator work done inside ``schedule``).
+
+    ``fork()`` returns a plain :class:`Simulator`, so look-ahead copies are not timed.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._harness_start_s = 0.0
+
+    def start(self, job: int, gpu_ids: np.ndarray | list[int]) -> None:
+        t0 = time.perf_counter()
+        try:
+            super().start(job, gpu_ids)
+        finally:
+            self._harness_start_s += time.perf_counter() - t0
+
+
+class _TimedScheduler:
+    """Wraps a native scheduler and accumulates the wall time of ``reset`` and ``schedule``."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.name = getattr(policy, "name", "")
+        self.seconds = 0.0
+
+    def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
+        t0 = time.perf_counter()
+        self.policy.reset(sim, rng)
+        self.seconds += time.perf_counter() - t0
+
+    def schedule(self, sim: Simulator) -> None:
+        t0 = time.perf_counter()
+        self.policy.schedule(sim)
+        self.seconds += time.perf_counter() - t0
+
+
+def _reset_env_policy(policy: Any, seed: int) -> None:
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        try:
+            reset(seed=seed)
+        except TypeError:  # a reset(self, s) without the keyword name
+            reset(seed)
+
+
+def run_env_policy(
+    policy: Any,
+    scenario: str | Scenario,
+    seed: int,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    debug: bool = False,
+) -> tuple[SimResult, float]:
+    """Drive the Gymnasium env with any object that has ``act(obs, action_mask, info) -> int``.
+
+    Builds ``DDLClusterEnv(scenario, **env_kwargs)`` (``env_kwargs`` defaults to the policy's own
+    ``env_kwargs`` attribute), resets it with ``seed`` — the same episode as
+    ``scenario.episode(seed)`` — and steps until ``terminated`` or ``truncated``.
+
+    Returns:
+        The env's records (``env.result()``) and the seconds spent inside ``reset``/``act``.
+    """
+    from ddl_gym.envs.cluster_env import DDLClusterEnv
+
+    kwargs = dict(getattr(policy, "env_kwargs", None) or {}) if env_kwargs is None else dict(env_kwargs)
+    kwargs.setdefault("debug", debug)
+    env = DDLClusterEnv(scenario, **kwargs)
+    try:
+        obs, info = env.reset(seed=seed)
+        t0 = time.perf_counter()
+        _reset_env_policy(policy, seed)
+        decision = time.perf_counter() - t0
+        while True:
+            mask = info.get("action_mask")
+            if mask is None:
+                mask = env.action_masks()
+            t0 = time.perf_counter()
+            action = policy.act(obs, mask, info)
+            decision += time.perf_counter() - t0
+            obs, _, terminated, truncated, info = env.step(int(action))
+            if terminated or truncated:
+                break
+        result = env.result()
+    finally:
+        env.close()
+    if not result.policy:
+        result.policy = policy_label(policy)
+    return result, decision
+
+
+def simulate(policy: Any, scenario: Scenario, seed: int, *, debug: bool = False) -> EpisodeRun:
+    """Run ``policy`` on ``scenario.episode(seed)`` with the driver its methods call for."""
+    driver = policy_driver(policy)
+    t_start = time.perf_counter()
+    if driver == "env":
+        result, decision = run_env_policy(policy, scenario, seed, debug=debug)
+    else:
+        cluster, workload = scenario.episode(seed)
+        rng = np.random.default_rng(seed)
+        if driver == "self":
+            t0 = time.perf_counter()
+            result = policy.run_episode(scenario, cluster, workload, rng)
+            decision = time.perf_counter() - t0
+        else:
+            sim = _TimedSimulator(cluster, workload, scenario.model, debug=debug)
+            timed = _TimedScheduler(policy)
+            result = run_policy(sim, timed, rng)
+            decision = max(0.0, timed.seconds - sim._harness_start_s)
+    return EpisodeRun(result=result, driver=driver, decision_time_s=decision,
+                      wall_time_s=time.perf_counter() - t_start)
+
+
+# ============================================================================ one (policy, seed) pair
+@dataclass(frozen=True)
+class _PairTask:
+    scenario: str | Scenario  # a spec string in worker processes; Scenario objects run in-process
+    workload_csv: str | None
+    policy: str | Any  # a spec string, or a policy object (in-process only)
+    label: str
+    seed: int
+    debug: bool
+    provenance: tuple[str, str] = ("", "")  # (ddl_gym version, git SHA), taken once by the parent
+
+
+def _pair_records(task: _PairTask, scenario: Scenario, run: EpisodeRun) -> tuple[dict[str, Any], dict[str, Any]]:
+    result = run.result
+    row: dict[str, Any] = {"scenario": scenario.name, "policy": task.label, "seed": task.seed}
+    row.update(result.summary())
+    row.update({
+        "decisions": int(result.decisions),
+        "completed": bool(result.completed),
+        "driver": run.driver,
+        "num_gpus": int(result.cluster.num_gpus),
+        "num_servers": int(result.cluster.num_servers),
+        "decision_time_s": float(run.decision_time_s),
+        "wall_time_s": float(run.wall_time_s),
+        "ddl_gym_version": task.provenance[0],
+        "git_sha": task.provenance[1],
+    })
+    jobs: dict[str, Any] = {"scenario": scenario.name, "policy": task.label, "seed": task.seed}
+    jobs.update(result.job_records())
+    return row, jobs
+
+
+def _run_pair(task: _PairTask) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Evaluate one pair from scratch (fresh scenario and policy objects: no state leaks between pairs)."""
+    scenario = resolve_scenario(task.scenario, task.workload_csv)
+    policy = load_policy_spec(task.policy) if isinstance(task.policy, str) else task.policy
+    run = simulate(policy, scenario, task.seed, debug=task.debug)
+    return _pair_records(task, scenario, run)
+
+
+def _worker_init() -> None:
+    # One process per pair already saturates the cores; keep torch/BLAS from oversubscribing them.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+# ============================================================================ files
+def _canonical(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Fixed column order and dtypes, so fresh and re-read rows compare equal."""
+    if columns is not None:
+        for col in columns:
+            if col not in frame.columns:
+                frame[col] = np.nan
+        extra = [c for c in frame.columns if c not in columns]
+        frame = frame[list(columns) + extra]
+    for col in _STRING_COLUMNS:
+        if col in frame.columns:
+            frame[col] = frame[col].fillna("").astype(str)
+    if "seed" in frame.columns and len(frame):
+        frame["seed"] = frame["seed"].astype(np.int64)
+    if "completed" in frame.columns and frame["completed"].dtype != bool:
+        frame["completed"] = frame["completed"].map(lambda v: str(v).lower() == "true").astype(bool)
+    return frame
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    dtype = {c: str for c in _STRING_COLUMNS}
+    try:
+        frame = pd.read_csv(path, dtype=dtype)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    except pd.errors.ParserError as exc:
+        raise ConfigError(f"{path}: cannot read results file: {exc}") from None
+    return frame
+
+
+def read_results(out: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``summary.csv`` and ``jobs.csv`` of a results folder, cleaned of incomplete rows.
+
+    A summary row is complete when its metric columns parse; job rows count only if their pair
+    has a summary row (rows are appended jobs-first, so a crash mid-pair leaves orphan job rows).
+    """
+    out = Path(out)
+    summary_path, jobs_path = out / SUMMARY_FILE, out / JOBS_FILE
+    summary = _read_csv(summary_path) if summary_path.exists() else pd.DataFrame()
+    jobs = _read_csv(jobs_path) if jobs_path.exists() else pd.DataFrame()
+    if summary.empty or any(c not in summary.columns for c in (*ID_COLUMNS, *SUMMARY_KEYS)):
+        return _canonical(pd.DataFrame(columns=list(SUMMARY_COLUMNS))), pd.DataFrame()
+    # A row cut short by a crash misses its trailing columns; the version is never empty when complete.
+    required = [*ID_COLUMNS, *SUMMARY_KEYS] + [c for c in ("decision_time_s", "ddl_gym_version") if c in summary]
+    summary = summary.dropna(subset=required).copy()
+    summary = summary.drop_duplicates(subset=list(ID_COLUMNS), keep="last")
+    summary = _canonical(summary, SUMMARY_COLUMNS)
+    if not jobs.empty and all(c in jobs.columns for c in ID_COLUMNS):
+        jobs = jobs.dropna(subset=list(ID_COLUMNS)).copy()
+        jobs = _canonical(jobs)
+        keys = set(zip(summary["scenario"], summary["policy"], summary["seed"]))
+        jobs_keys = list(zip(jobs["scenario"], jobs["policy"], jobs["seed"]))
+        jobs = jobs[[k in keys for k in jobs_keys]].reset_index(drop=True)
+    else:
+        jobs = pd.DataFrame()
+    return _sort_summary(summary), _sort_jobs(jobs)
+
+
+def _sort_summary(summary: pd.DataFrame) -> pd.DataFrame:
+    if summary.empty:
+        return summary.reset_index(drop=True)
+    return summary.sort_values(list(ID_COLUMNS), kind="stable").reset_index(drop=True)
+
+
+def _sort_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Pairs in (scenario, policy, seed) order; jobs within a pair keep their workload order."""
+    if jobs.empty:
+        return jobs.reset_index(drop=True)
+    order = np.lexsort((np.arange(len(jobs)), jobs["seed"].to_numpy(),
+                        jobs["policy"].to_numpy(), jobs["scenario"].to_numpy()))
+    return jobs.iloc[order].reset_index(drop=True)
+
+
+def _write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    frame.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def _append_csv(frame: pd.DataFrame, path: Path) -> None:
+    if path.exists() and path.stat().st_size > 0:
+        header = pd.read_csv(path, nrows=0).columns.tolist()
+        for col in header:
+            if col not in frame.columns:
+                frame[col] = np.nan
+        frame[header].to_csv(path, mode="a", header=False, index=False)
+    else:
+        frame.to_csv(path, index=False)
+
+
+def _slug(text: str) -> str:
+    if is_agent_spec(text):  # "maskable-ppo:runs/x/agent.zip" -> "maskable-ppo_agent"
+        name, path = text.split(":", 1)
+        text = f"{name}_{Path(path).stem}"
+    keep = [c if c.isalnum() or c in "-_." else "_" for c in text]
+    return "".join(keep).strip("_") or "policy"
+
+
+def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
+    """Write ``summary.md`` and the plots of a results folder from its CSV files only.
+
+    Plots: ``jct_cdf.png`` (JCT CDF per policy), ``metrics.png`` (bars with 95% CI error bars) and
+    ``gantt_<policy>.png`` (GPU occupancy for each policy's lowest seed, shaded by slowdown).
+
+    Returns:
+        The files written.
+    """
+    out = Path(out)
+    summary, jobs = read_results(out)
+    written: list[Path] = []
+    md = out / MARKDOWN_FILE
+    md.write_text(_markdown_report(summary))
+    written.append(md)
+    if not plots or summary.empty:
+        return written
+    from ddl_gym import plots as plotting
+
+    if not jobs.empty:
+        written.append(plotting.plot_jct_cdf(jobs, out / "jct_cdf.png"))
+    written.append(plotting.plot_metric_bars(summary, out / "metrics.png"))
+    multi = summary["scenario"].nunique() > 1
+    if not jobs.empty:
+        for (scenario, policy), group in summary.groupby(["scenario", "policy"], sort=True):
+            seed = int(group["seed"].min())
+            num_gpus = int(group.loc[group["seed"] == seed, "num_gpus"].iloc[0])
+            rows = jobs[(jobs["scenario"] == scenario) & (jobs["policy"] == policy) & (jobs["seed"] == seed)]
+            name = f"gantt_{_slug(scenario) + '_' if multi else ''}{_slug(policy)}.png"
+            title = f"{scenario}: {policy}, seed {seed}" if multi else f"{policy} (seed {seed})"
+            written.append(plotting.plot_gantt(rows, num_gpus, out / name, title=title))
+    return written
+
+
+def _markdown_report(summary: pd.DataFrame) -> str:
+    if summary.empty:
+        return "# Evaluation results\n\n(no results)\n"
+    scenarios = ", ".join(f"`{s}`" for s in sorted(summary["scenario"].unique()))
+    seeds = sorted(summary["seed"].unique().tolist())
+    versions = ", ".join(sorted(set(summary["ddl_gym_version"].astype(str)) - {""})) or "unknown"
+    shas = ", ".join(sorted(set(summary["git_sha"].astype(str)) - {""})) or "n/a"
+    incomplete = int((~summary["completed"].astype(bool)).sum())
+    lines = [
+        "# Evaluation results",
+        "",
+        f"Scenario {scenarios}; seeds {_seed_text(seeds)}. Cells are mean ± half-width of the 95% "
+        "confidence interval over seeds (Student t); a bare number means one seed.",
+        "",
+        markdown_table(summary),
+        "",
+        f"ddl-gym {versions}, git {shas}. Decision time is wall-clock time inside the policy's decisions.",
+    ]
+    if incomplete:
+        lines.append(f"\n**{incomplete} run(s) did not finish every job** (see `completed` in summary.csv).")
+    return "\n".join(lines) + "\n"
+
+
+def _seed_text(seeds: Sequence[int]) -> str:
+    if seeds and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))) and len(seeds) > 2:
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(str(s) for s in seeds)
+
+
+# ============================================================================ evaluate
+@dataclass
+class EvalResults:
+    """What :func:`evaluate` returns.
+
+    Attributes:
+        summary: one row per (policy, seed), columns :data:`SUMMARY_COLUMNS`.
+        jobs: one row per job per (policy, seed): ``scenario, policy, seed`` + ``SimResult.job_records()``.
+        out: the results folder, if any.
+        reused: how many pairs were taken from existing files instead of being run.
+        files: the files written.
+    """
+
+    summary: pd.DataFrame
+    jobs: pd.DataFrame
+    out: Path | None = None
+    reused: int = 0
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def markdown(self) -> str:
+        """Mean ± 95% CI table over seeds."""
+        return markdown_table(self.summary)
+
+    def table(self, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+        """:func:`aggregate` of the summary."""
+        return aggregate(self.summary, metrics)
+
+
+def _as_seed_list(seeds: Sequence[int] | int) -> list[int]:
+    if isinstance(seeds, (int, np.integer)):
+        if seeds < 1:
+            raise ConfigError(f"number of seeds must be >= 1, got {seeds}")
+        return list(range(int(seeds)))
+    out: list[int] = []
+    for s in seeds:
+        s = int(s)
+        if s < 0:
+            raise ConfigError(f"seeds must be >= 0, got {s}")
+        if s not in out:
+            out.append(s)
+    if not out:
+        raise ConfigError("no seeds given")
+    return out
+
+
+def _scenario_for_workers(scenario: str | Path | Scenario) -> str | Scenario:
+    """A picklable handle: the spec string, or the name of a registered Scenario object."""
+    if isinstance(scenario, Scenario):
+        return scenario.name if SCENARIOS.get(scenario.name) is scenario else scenario
+    key = str(scenario)
+    if key not in SCENARIOS and Path(key).exists():
+        return str(Path(key).resolve())  # workers may not share this process's working directory
+    return key
+
+
+def evaluate(
+    policies: Sequence[str | Any],
+    scenario: str | Path | Scenario,
+    seeds: Sequence[int] | int,
+    out: str | Path | None = None,
+    *,
+    workers: int | None = None,
+    workload_csv: str | Path | None = None,
+    progress: bool = True,
+    debug: bool = False,
+    overwrite: bool = False,
+    plots: bool = True,
+    echo: bool = True,
+) -> EvalResults:
+    """Evaluate policies and agents on the same episodes and record identical metrics.
+
+    Args:
+        policies: registry names (``"srsf+pack"``, see ``ddl_gym.baselines.list_policies()``),
+            agent specs ``"NAME:PATH"`` (``ddl_gym.agents.load_policy``), or policy objects with
+            ``run_episode``, ``schedule`` or ``act`` (objects run in this process).
+        scenario: a scenario name, a scenario file (``.toml``/``.json``) or a Scenario.
+        seeds: a list of seeds, or ``N`` for seeds ``0..N-1``. Seed ``s`` is episode
+            ``scenario.episode(s)`` and the policy's generator ``np.random.default_rng(s)``.
+        out: results folder (created); ``None`` keeps everything in memory.
+        workers: parallel processes (default ``min(cpu_count, pairs)``; 1 runs in-process).
+        workload_csv: run every seed on this workload file instead of the scenario's workload.
+        progress: show a tqdm progress bar (stderr).
+        debug: check simulator invariants after every event (slow).
+        overwrite: recompute pairs already in ``out/summary.csv`` (default: reuse them).
+        plots: write plots (``summary.md`` is always written when ``out`` is given).
+        echo: print the Markdown table to stdout (also returned as ``EvalResults.markdown``).
+
+    Returns:
+        :class:`EvalResults` for exactly the requested pairs, sorted by (scenario, policy, seed).
+
+    Raises:
+        ConfigError: unknown scenario/policy, bad scenario or workload file. Raised before any
+            pair runs. A pair that fails later does not stop the others; their rows are written,
+            then the first error is raised.
+    """
+    if isinstance(policies, str):  # "fifo+pack" or "fifo+pack,srsf+ca": not a sequence of characters
+        policies = [p.strip() for p in policies.split(",") if p.strip()]
+    seed_list = _as_seed_list(seeds)
+    csv_text = str(Path(workload_csv).resolve()) if workload_csv is not None else None
+    resolved = resolve_scenario(scenario, csv_text)
+    resolved.episode(seed_list[0])  # fail now (with the file's name) on a bad workload/scenario file
+
+    # Policies: validate every name before running anything; objects keep their identity.
+    entries: dict[str, str | Any] = {}
+    for policy in policies:
+        label = policy_label(policy)
+        if label in entries:
+            continue
+        instance = load_policy_spec(label) if isinstance(policy, str) else policy
+        _check_engine(instance, label, resolved)
+        entries[label] = _portable_spec(label) if isinstance(policy, str) else policy
+    if not entries:
+        raise ConfigError("no policies given")
+
+    out_path = Path(out) if out is not None else None
+    wanted = [(resolved.name, label, seed) for label in entries for seed in seed_list]
+    wanted_set = set(wanted)
+
+    existing_summary = pd.DataFrame()
+    existing_jobs = pd.DataFrame()
+    if out_path is not None:
+        out_path.mkdir(parents=True, exist_ok=True)
+        existing_summary, existing_jobs = read_results(out_path)
+        if overwrite and not existing_summary.empty:
+            keys = list(zip(existing_summary["scenario"], existing_summary["policy"], existing_summary["seed"]))
+            existing_summary = existing_summary[[k not in wanted_set for k in keys]].reset_index(drop=True)
+            if not existing_jobs.empty:
+                jkeys = list(zip(existing_jobs["scenario"], existing_jobs["policy"], existing_jobs["seed"]))
+                existing_jobs = existing_jobs[[k not in wanted_set for k in jkeys]].reset_index(drop=True)
+        # Rewrite without partial/overwritten rows so appends below start from a clean state.
+        for frame, name in ((existing_summary, SUMMARY_FILE), (existing_jobs, JOBS_FILE)):
+            if frame.empty:
+                (out_path / name).unlink(missing_ok=True)
+            else:
+                _write_csv_atomic(frame, out_path / name)
+
+    done_keys: set[tuple[str, str, int]] = set()
+    if not existing_summary.empty:
+        done_keys = set(zip(existing_summary["scenario"], existing_summary["policy"],
+                            existing_summary["seed"].astype(int))) & wanted_set
+    todo = [k for k in wanted if k not in done_keys]
+
+    handle = _scenario_for_workers(scenario)
+    provenance = (package_version(), git_sha())
+    tasks = [_PairTask(handle, csv_text, entries[label], label, seed, debug, provenance)
+             for (_, label, seed) in todo]
+    # Pairs with a picklable handle and a policy given by name may go to worker processes.
+    portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)]
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, max(1, len(portable)))
+    if n_workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {n_workers}")
+    pool_idx = set(portable) if n_workers > 1 and len(portable) > 1 else set()
+    pool_tasks = [t for i, t in enumerate(tasks) if i in pool_idx]
+    serial_tasks = [t for i, t in enumerate(tasks) if i not in pool_idx]
+
+    new_summary: dict[tuple[str, str, int], pd.DataFrame] = {}
+    new_jobs: dict[tuple[str, str, int], pd.DataFrame] = {}
+    errors: list[BaseException] = []
+
+    def record(task: _PairTask, row: dict[str, Any], jobs: dict[str, Any]) -> None:
+        key = (resolved.name, task.label, task.seed)
+        summary_frame = _canonical(pd.DataFrame([row]), SUMMARY_COLUMNS)
+        jobs_frame = _canonical(pd.DataFrame(jobs))
+        new_summary[key], new_jobs[key] = summary_frame, jobs_frame
+        if out_path is not None:  # jobs first: a summary row implies its job rows are complete
+            _append_csv(jobs_frame.copy(), out_path / JOBS_FILE)
+            _append_csv(summary_frame.copy(), out_path / SUMMARY_FILE)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(tasks), desc=f"eval {resolved.name}", unit="run", disable=not progress or not tasks,
+               file=sys.stderr, dynamic_ncols=True)
+    try:
+        if pool_tasks:
+            import multiprocessing
+
+            # forkserver: children start clean (no inherited torch/OpenMP threads, which can hang after fork).
+            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            with ProcessPoolExecutor(max_workers=min(n_workers, len(pool_tasks)),
+                                     mp_context=multiprocessing.get_context(method),
+                                     initializer=_worker_init) as pool:
+                pending: dict[Future, _PairTask] = {pool.submit(_run_pair, t): t for t in pool_tasks}
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        task = pending.pop(fut)
+                        try:
+                            row, jobs = fut.result()
+                        except Exception as exc:  # keep the other pairs; raise after writing
+                            errors.append(_annotate(exc, task))
+                        else:
+                            record(task, row, jobs)
+                        bar.update(1)
+        for task in serial_tasks:
+            try:
+                row, jobs = _run_pair(task)
+            except Exception as exc:
+                errors.append(_annotate(exc, task))
+            else:
+                record(task, row, jobs)
+            bar.update(1)
+    finally:
+        bar.close()
+
+    # Assemble the requested pairs in canonical order.
+    frames_s, frames_j = [], []
+    for key in sorted(wanted_set):
+        if key in new_summary:
+            frames_s.append(new_summary[key])
+            frames_j.append(new_jobs[key])
+    reused_summary = pd.DataFrame()
+    reused_jobs = pd.DataFrame()
+    if done_keys:
+        skeys = list(zip(existing_summary["scenario"], existing_summary["policy"], existing_summary["seed"]))
+        reused_summary = existing_summary[[k in done_keys for k in skeys]]
+        if not existing_jobs.empty:
+            jkeys = list(zip(existing_jobs["scenario"], existing_jobs["policy"], existing_jobs["seed"]))
+            reused_jobs = existing_jobs[[k in done_keys for k in jkeys]]
+    summary = _concat([reused_summary, *frames_s])
+    jobs = _concat([reused_jobs, *frames_j])
+    summary = _sort_summary(_canonical(summary, SUMMARY_COLUMNS)) if not summary.empty else summary
+    jobs = _sort_jobs(_canonical(jobs)) if not jobs.empty else jobs
+
+    files: list[Path] = []
+    if out_path is not None:
+        all_summary, all_jobs = read_results(out_path)  # final files sorted: identical for any worker count
+        if not all_summary.empty:
+            _write_csv_atomic(all_summary, out_path / SUMMARY_FILE)
+            files.append(out_path / SUMMARY_FILE)
+        if not all_jobs.empty:
+            _write_csv_atomic(all_jobs, out_path / JOBS_FILE)
+            files.append(out_path / JOBS_FILE)
+        if not all_summary.empty:
+            files += write_artifacts(out_path, plots=plots)
+    results = EvalResults(summary=summary, jobs=jobs, out=out_path, reused=len(done_keys), files=files)
+    if echo:
+        print(results.markdown)
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True)
+
+
+def _annotate(exc: BaseException, task: _PairTask) -> BaseException:
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"while evaluating policy {task.label!r} on seed {task.seed}")
+    return exc

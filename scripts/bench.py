@@ -1,0 +1,293 @@
+"""Speed figures for ddl-gym (printed, never asserted in tests).
+
+Run ``python scripts/bench.py [--quick] [--json PATH]`` or ``ddl-gym bench [--quick]``. Prints:
+
+(a) environment steps per second on the default scenario with random *valid* actions (masks):
+    one process (``gym.make("ddl_gym:DDLCluster-v0")``), and two SB3 ``SubprocVecEnv`` workers
+    (masks fetched with ``env_method("action_masks")`` every step, as MaskablePPO does); plus
+    CartPole-v1 in the same run, and the ratio (goal: at least 1/6 of CartPole's rate).
+(b) simulated jobs per second of ``fifo+pack`` on the full Philly RFold table (scenario
+    ``philly``, skipped if the trace is absent) and on a 100,000-job synthetic workload on
+    1,024 GPUs with the contention model on (goal: >= 20,000 jobs/s), once at a steady offered
+    load and once saturated (queue grows, split jobs contend). For scale, the Alibaba PAI trace
+    simulator reports about 180-390 jobs/s without any network model.
+(c) how the simulation cost grows with cluster size (64 .. 4,096 GPUs) and job count
+    (1k .. 100k jobs).
+
+Single-process rates are given per wall-clock second and per CPU second of this process
+(``time.process_time``); the CPU figure is the one to compare on a shared, busy machine.
+Synthetic workloads use the papers' job-size mix and Table III models with Poisson arrivals at an
+offered load of ``--load`` of the cluster's nominal capacity: the arrival rate is
+``load · GPUs / E[G_j · F_j · τ̂_j]`` with ``τ̂`` the uncontended, consolidated iteration time
+(estimated on a 20,000-job sample; the size mix is heavy-tailed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ENV_ID = "ddl_gym:DDLCluster-v0"
+GBPS = 1e9 / 8
+PAI_NOTE = "the Alibaba PAI simulator does ~180-390 jobs/s with no network model"
+
+
+def _rates(count: int, run: Callable[[], None]) -> dict[str, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    run()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"count": count, "seconds": wall, "cpu_seconds": cpu,
+            "per_s": count / wall, "per_cpu_s": count / max(cpu, 1e-9)}
+
+
+# ============================================================================ (a) env steps/s
+def env_steps_per_second(env_id: str = ENV_ID, steps: int = 20_000, seed: int = 0) -> dict[str, float]:
+    """Steps/s of one env in this process with random valid actions (resets included)."""
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    env.action_space.seed(seed)
+    state = {"info": env.reset(seed=seed)[1], "episode": 0}
+
+    def loop() -> None:
+        info = state["info"]
+        for _ in range(steps):
+            mask = info.get("action_mask")
+            action = env.action_space.sample(mask=mask) if mask is not None else env.action_space.sample()
+            _, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                state["episode"] += 1
+                _, info = env.reset(seed=seed + state["episode"])
+
+    figures = _rates(steps, loop)
+    env.close()
+    return figures
+
+
+def subproc_steps_per_second(env_id: str = ENV_ID, n_envs: int = 2, steps: int = 10_000,
+                             seed: int = 0) -> dict[str, float] | None:
+    """Total env steps/s (wall clock) of ``n_envs`` SB3 SubprocVecEnv workers, masked random actions.
+
+    Returns ``None`` if stable-baselines3 is not installed.
+    """
+    try:
+        from stable_baselines3.common.env_util import make_vec_env
+        from stable_baselines3.common.vec_env import SubprocVecEnv
+    except ImportError:
+        return None
+    vec = make_vec_env(env_id, n_envs=n_envs, seed=seed, vec_env_cls=SubprocVecEnv, env_kwargs={"render_mode": None})
+    rng = np.random.default_rng(seed)
+    iterations = max(1, steps // n_envs)
+
+    def loop() -> None:
+        for _ in range(iterations):
+            masks = vec.env_method("action_masks")
+            vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+
+    try:
+        vec.reset()
+        figures = _rates(iterations * n_envs, loop)
+    finally:
+        vec.close()
+    return figures
+
+
+def cartpole_steps_per_second(steps: int = 100_000, seed: int = 0) -> dict[str, float]:
+    """Steps/s of Gymnasium's CartPole-v1 with random actions (same loop as the env bench)."""
+    import gymnasium as gym
+
+    env = gym.make("CartPole-v1")
+    env.action_space.seed(seed)
+    env.reset(seed=seed)
+
+    def loop() -> None:
+        episode = 0
+        for _ in range(steps):
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                episode += 1
+                env.reset(seed=seed + episode)
+
+    figures = _rates(steps, loop)
+    env.close()
+    return figures
+
+
+# ============================================================================ (b, c) simulator jobs/s
+def synthetic_case(num_gpus: int, num_jobs: int, load: float = 0.7, seed: int = 0,
+                   gpus_per_server: int = 4) -> tuple[Any, Any, Any]:
+    """A cluster of ``num_gpus`` GPUs and a paper-mix workload offered at ``load`` of its capacity."""
+    from ddl_gym.sim import ClusterSpec, RARContentionModel, Simulator
+    from ddl_gym.workloads.synthetic import scaled_workload
+
+    cluster = ClusterSpec.homogeneous(max(1, num_gpus // gpus_per_server), gpus_per_server,
+                                      inter_bandwidth=10 * GBPS, intra_bandwidth=800 * GBPS)
+    model = RARContentionModel()
+    max_gpus = min(32, cluster.num_gpus)
+    rng = np.random.default_rng(seed)
+    probe = scaled_workload(rng, 20_000, max_gpus=max_gpus, arrival_rate_per_s=1.0)
+    sim = Simulator(cluster, probe, model)
+    tau = np.array([sim.nominal_iteration_time(j) for j in range(probe.num_jobs)])
+    mean_work = float(np.mean(probe.gpus * probe.iterations * tau))  # GPU-seconds per job
+    rate = load * cluster.num_gpus / mean_work
+    workload = scaled_workload(rng, num_jobs, max_gpus=max_gpus, arrival_rate_per_s=rate)
+    return cluster, workload, model
+
+
+def simulate_jobs_per_second(cluster: Any, workload: Any, model: Any, policy: str = "fifo+pack") -> dict[str, float]:
+    """Run ``policy`` natively; rates count simulation only (building the workload is excluded)."""
+    from ddl_gym.baselines import make_policy
+    from ddl_gym.sim import Simulator, run_policy
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        box["result"] = run_policy(Simulator(cluster, workload, model), make_policy(policy), np.random.default_rng(0))
+
+    figures = _rates(workload.num_jobs, run)
+    summary = box["result"].summary()
+    return {
+        "jobs": workload.num_jobs, "gpus": cluster.num_gpus, "seconds": figures["seconds"],
+        "cpu_seconds": figures["cpu_seconds"], "jobs_per_s": figures["per_s"], "jobs_per_cpu_s": figures["per_cpu_s"],
+        "gpu_alloc_util": summary["gpu_alloc_util"], "avg_queue_s": summary["avg_queue_s"],
+        "avg_slowdown": summary["avg_slowdown"],
+    }
+
+
+def philly_jobs_per_second() -> dict[str, float] | str:
+    """fifo+pack on the full Philly RFold table (scenario ``philly``), or a note why it was skipped."""
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.model import ConfigError
+
+    try:
+        from ddl_gym.workloads.philly import default_trace_path
+
+        path = default_trace_path("rfold")
+        if not Path(path).exists():
+            return f"skipped: Philly trace not found at {path}"
+    except (ImportError, ConfigError, FileNotFoundError) as exc:
+        return f"skipped: Philly trace unavailable ({exc})"
+    scenario = get_scenario("philly")
+    t0 = time.perf_counter()
+    try:
+        cluster, workload = scenario.episode(0)
+    except (ConfigError, FileNotFoundError) as exc:
+        return f"skipped: {exc}"
+    load_s = time.perf_counter() - t0
+    figures = simulate_jobs_per_second(cluster, workload, scenario.model)
+    figures["load_seconds"] = load_s
+    return figures
+
+
+# ============================================================================ report
+def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9) -> dict[str, Any]:
+    """All figures as a dict (see the module docstring)."""
+    env_steps = 3_000 if quick else 30_000
+    report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine()}
+    try:
+        report["env"] = env_steps_per_second(steps=env_steps)
+        report["subproc2"] = subproc_steps_per_second(steps=env_steps // 2)
+    except ImportError as exc:  # a broken install is worth a note, not a crash
+        report["env_note"] = f"env unavailable: {exc}"
+    report["cartpole"] = cartpole_steps_per_second(steps=20_000 if quick else 200_000)
+    if "env" in report:
+        report["env_to_cartpole_cpu"] = report["env"]["per_cpu_s"] / report["cartpole"]["per_cpu_s"]
+        report["env_to_cartpole_wall"] = report["env"]["per_s"] / report["cartpole"]["per_s"]
+
+    report["philly"] = "skipped in --quick" if quick else philly_jobs_per_second()
+    big_jobs = 20_000 if quick else 100_000
+    report["synthetic"] = [
+        {"load": lo, **simulate_jobs_per_second(*synthetic_case(1024, big_jobs, load=lo))}
+        for lo in (load, saturated_load)
+    ]
+    gpus_grid = (64, 1024) if quick else (64, 256, 1024, 4096)
+    jobs_grid = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+    report["grid_load"] = load
+    report["grid"] = [simulate_jobs_per_second(*synthetic_case(g, j, load=load)) for g in gpus_grid for j in jobs_grid]
+    return report
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.2f}"
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """Markdown tables of :func:`run`'s figures."""
+    lines = [f"# ddl-gym benchmark{' (quick)' if report['quick'] else ''}", "",
+             f"Python {report['python']} on {report['machine']}.", "",
+             "## (a) Environment steps per second (default scenario, random valid actions)", "",
+             "| environment | steps/s (wall) | steps/CPU-s |", "|---|---:|---:|"]
+    if "env" in report:
+        env = report["env"]
+        lines.append(f"| DDLCluster-v0, 1 process | {_fmt(env['per_s'])} | {_fmt(env['per_cpu_s'])} |")
+        sub = report.get("subproc2")
+        lines.append("| DDLCluster-v0, 2 × SB3 SubprocVecEnv, total | "
+                     + (f"{_fmt(sub['per_s'])} | – |" if sub else "n/a (stable-baselines3 missing) | – |"))
+    else:
+        lines.append(f"| DDLCluster-v0 | {report.get('env_note', 'n/a')} | – |")
+    cart = report["cartpole"]
+    lines.append(f"| CartPole-v1, 1 process | {_fmt(cart['per_s'])} | {_fmt(cart['per_cpu_s'])} |")
+    if "env_to_cartpole_cpu" in report:
+        ratio = report["env_to_cartpole_cpu"]
+        verdict = "meets" if ratio >= 1 / 6 else "below"
+        lines += ["", f"DDLCluster-v0 / CartPole-v1 = {ratio:.3f} per CPU-second "
+                      f"({report['env_to_cartpole_wall']:.3f} wall): {verdict} the goal of >= 1/6 = 0.167."]
+
+    lines += ["", "## (b) Simulated jobs per second, fifo+pack, contention model on", "",
+              "| workload | GPUs | jobs | jobs/s (wall) | jobs/CPU-s | GPU alloc util | avg queue (s) | avg slowdown |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def row(label: str, f: dict[str, float]) -> str:
+        return (f"| {label} | {f['gpus']:,} | {f['jobs']:,} | {_fmt(f['jobs_per_s'])} | {_fmt(f['jobs_per_cpu_s'])} | "
+                f"{f['gpu_alloc_util']:.2f} | {f['avg_queue_s']:,.0f} | {f['avg_slowdown']:.2f} |")
+
+    philly = report["philly"]
+    if isinstance(philly, dict):
+        lines.append(row(f"Philly RFold, full table (loading {philly['load_seconds']:.2f} s)", philly))
+    else:
+        lines.append(f"| Philly RFold | – | – | {philly} | – | – | – | – |")
+    for syn in report["synthetic"]:
+        lines.append(row(f"synthetic, offered load {syn['load']}", syn))
+    best = max(s["jobs_per_cpu_s"] for s in report["synthetic"])
+    verdict = "meets" if best >= 20_000 else "below"
+    lines += ["", f"Synthetic: {verdict} the goal of >= 20,000 jobs/s per CPU-second; for scale, {PAI_NOTE}."]
+
+    grid = report["grid"]
+    gpus_axis = sorted({g["gpus"] for g in grid})
+    jobs_axis = sorted({g["jobs"] for g in grid})
+    cell = {(g["gpus"], g["jobs"]): g for g in grid}
+    lines += ["", f"## (c) Cost vs. scale: jobs/CPU-s (CPU seconds), fifo+pack, offered load {report['grid_load']}", "",
+              "| GPUs \\ jobs | " + " | ".join(f"{j:,}" for j in jobs_axis) + " |",
+              "|---" + "|---:" * len(jobs_axis) + "|"]
+    for gpus in gpus_axis:
+        cells = [f"{_fmt(cell[(gpus, j)]['jobs_per_cpu_s'])} ({cell[(gpus, j)]['cpu_seconds']:.2f} s)" for j in jobs_axis]
+        lines.append(f"| {gpus:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ddl-gym bench", description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller runs (about 15 seconds)")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--load", type=float, default=0.7, help="steady offered load of synthetic workloads (0.7)")
+    parser.add_argument("--saturated-load", type=float, default=0.9, help="saturated offered load (0.9)")
+    args = parser.parse_args(argv)
+    report = run(quick=args.quick, load=args.load, saturated_load=args.saturated_load)
+    print(format_report(report))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2))
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
