@@ -241,7 +241,7 @@ def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path |
 
 def is_agent_spec(spec: str) -> bool:
     """Whether ``spec`` names a saved agent (``"NAME:PATH"``) rather than a registry policy."""
-    return ":" in spec
+    return ":" in spec and not spec.strip().lower().startswith("mcts")  # mcts:... is a registry spec
 
 
 def load_policy_spec(spec: str) -> Any:

@@ -20,7 +20,10 @@ Mapping to a :class:`~ddl_gym.sim.model.Workload` (assumptions, stated once here
 * **Iterations.** The recorded duration is interpreted as the job's run time *alone*, i.e.
   without contention or communication: ``iterations = max(1, round(duration_s / t_iter))`` where
   ``t_iter`` is the sampled model's single-GPU compute time per iteration
-  (``forward_s + backward_s``) or ``iteration_time_s`` if given. Zero-duration jobs get one
+  (``forward_s + backward_s``) or ``iteration_time_s`` if given — or, when a ``performance_model``
+  and ``cluster`` are given (the built-in Philly scenarios do this), the job's uncontended
+  per-iteration time on its most consolidated placement, so that a job running alone takes
+  exactly its recorded duration (communication included). Zero-duration jobs get one
   iteration. Simulated run times therefore match the trace only for jobs that run alone on one
   server; multi-server jobs take longer by their communication time.
 * ``user`` = the hashed virtual-cluster (VC) id where the table has one (Pollux ``cluster``,
@@ -39,7 +42,7 @@ import os
 import warnings
 import zlib
 from pathlib import Path
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -228,6 +231,7 @@ def load_philly(
     drop_oversized: bool = True,
     drop_malformed: bool = False,
     iteration_time_s: float | None = None,
+    performance_model: Any = None,
     models: ModelSpec | None = TABLE_III,
     name: str | None = None,
     return_dropped: bool = False,
@@ -342,6 +346,14 @@ def load_philly(
         if compute.min() <= 0:
             raise ConfigError("models: every profile needs forward_s + backward_s > 0 to convert durations")
         per_iter = compute[model_index]
+    if performance_model is not None and cluster is not None and iteration_time_s is None:
+        # The recorded duration includes the job's own communication: divide by its uncontended
+        # per-iteration time on the most consolidated placement, not by the compute time alone.
+        probe = Workload(job_id=np.arange(len(idx)), arrival=np.zeros(len(idx)), gpus=gpus[idx].astype(np.int64),
+                         iterations=np.ones(len(idx), dtype=np.int64), model_index=model_index, models=profiles)
+        bound = performance_model.bind(cluster, probe)
+        spans = -(-probe.gpus // cluster.max_server_gpus)
+        per_iter = np.array([bound.iteration_time(j, int(n), 1 if n > 1 else 0) for j, n in enumerate(spans.tolist())])
     iterations = np.maximum(1, np.rint(duration[idx] / per_iter)).astype(np.int64)
 
     arrival = t[idx] - (t[idx[0]] if idx.size else 0.0)
