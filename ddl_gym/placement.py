@@ -41,6 +41,12 @@ def _take_from_servers(sim: Simulator, order: np.ndarray, need: int) -> np.ndarr
 
 def _best_fit_server(sim: Simulator, need: int) -> int:
     free = sim.free_per_server
+    if free.size <= 64:  # small clusters: a Python scan beats three numpy calls
+        best, best_free = -1, 1 << 30
+        for server, n_free in enumerate(free.tolist()):
+            if need <= n_free < best_free:
+                best, best_free = server, n_free
+        return best
     fits = np.flatnonzero(free >= need)
     if fits.size == 0:
         return -1

@@ -186,30 +186,38 @@ class Simulator:
         if ids.size != g:
             raise SimulationError(f"job {job} needs {g} GPUs, placement has {ids.size}")
         id_list = ids.tolist()
-        if min(id_list) < 0 or max(id_list) >= self.gpu_owner.size:
-            raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
-        if self.gpu_owner[ids].max() >= 0 or (g > 1 and len(set(id_list)) != g):
-            raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
+        owner = self.gpu_owner
         gpu_server = self._gpu_server_list
-        if g == 1:
-            servers: tuple[int, ...] = (gpu_server[id_list[0]],)
+        if g == 1:  # the common case, kept free of numpy fancy indexing
+            gpu = id_list[0]
+            if not 0 <= gpu < owner.size:
+                raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
+            if owner[gpu] >= 0:
+                raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
+            servers: tuple[int, ...] = (gpu_server[gpu],)
             counts: tuple[int, ...] = (1,)
             self.free_per_server[servers[0]] -= 1
+            owner[gpu] = job
+            self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
         else:
+            if min(id_list) < 0 or max(id_list) >= owner.size:
+                raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
+            if owner[ids].max() >= 0 or len(set(id_list)) != g:
+                raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
             per_server: dict[int, int] = {}
             for i in id_list:
-                s = gpu_server[i]
-                per_server[s] = per_server.get(s, 0) + 1
+                server = gpu_server[i]
+                per_server[server] = per_server.get(server, 0) + 1
             servers = tuple(sorted(per_server))
-            counts = tuple(per_server[s] for s in servers)
+            counts = tuple(per_server[server] for server in servers)
             if len(servers) == 1:
                 self.free_per_server[servers[0]] -= g
             else:
                 self.free_per_server[list(servers)] -= counts
+            owner[ids] = job
+            self.gpu_assigned_work[ids] += self._iterations[job] * self.nominal_iteration_time(job)
         self._server_counts[job] = counts
-        self.gpu_owner[ids] = job
         self.num_free -= g
-        self.gpu_assigned_work[ids] += self._iterations[job] * self.nominal_iteration_time(job)
         self.queue.remove(job)
         self.running[job] = None
         self.state[job] = RUNNING
@@ -315,7 +323,10 @@ class Simulator:
     def _complete(self, job: int) -> None:
         ids = self.placement[job]
         servers = self.servers[job]
-        self.gpu_owner[ids] = -1
+        if ids.size == 1:
+            self.gpu_owner[int(ids[0])] = -1
+        else:
+            self.gpu_owner[ids] = -1
         if len(servers) == 1:
             self.free_per_server[servers[0]] += self._gpus[job]
         else:
