@@ -15,10 +15,12 @@ so a policy name is ``"<order>+<rule>"``, e.g. ``fifo+pack``, ``srsf+ls``.
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from ddl_gym.placement import PlacementRule, get_placement_rule
-from ddl_gym.sim.engine import Simulator
+from ddl_gym.sim.engine import QUEUED, Simulator
 
 ORDERS = ("fifo", "sjf", "srsf")
 
@@ -48,6 +50,7 @@ class ClassicPolicy:
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         self._rng = rng
         w = sim.workload
+        self._gpus = w.gpus.tolist()
         if self.order == "fifo":
             self._key = []
             return
@@ -56,13 +59,27 @@ class ClassicPolicy:
         if self.order == "srsf":
             duration = duration * w.gpus  # remaining service (non-preemptive: remaining = F_j)
         self._key = duration.tolist()
+        # Jobs by rank (key, then index). The queue is kept as a sorted list of ranks: arrivals come
+        # in job-index order and started jobs are dropped lazily, so no per-call sort of the queue.
+        order = np.lexsort((np.arange(w.num_jobs), duration))
+        rank = np.empty(w.num_jobs, dtype=np.int64)
+        rank[order] = np.arange(w.num_jobs)
+        self._rank = rank.tolist()
+        self._job_by_rank = order.tolist()
+        self._ranked: list[int] = []
+        self._seen = 0
 
     def priority_queue(self, sim: Simulator) -> list[int]:
         """Queued jobs in the order this policy tries them (ties by arrival/index)."""
         if self.order == "fifo":
             return list(sim.queue)
-        key = self._key
-        return sorted(sim.queue, key=lambda j: (key[j], j))
+        ranked = self._ranked
+        for job in range(self._seen, sim.num_arrived):
+            bisect.insort(ranked, self._rank[job])
+        self._seen = sim.num_arrived
+        state, by_rank = sim.state, self._job_by_rank
+        ranked[:] = [r for r in ranked if state[by_rank[r]] == QUEUED]
+        return [by_rank[r] for r in ranked]
 
     def schedule(self, sim: Simulator) -> None:
         if self.order == "fifo":
@@ -74,10 +91,11 @@ class ClassicPolicy:
                     return
                 sim.start(job, ids)
             return
+        gpus = self._gpus
         for job in self.priority_queue(sim):
             if sim.num_free == 0:
                 return
-            if sim.workload.gpus[job] <= sim.num_free:
+            if gpus[job] <= sim.num_free:
                 ids = self.rule(sim, job, self._rng)
                 if ids is not None:
                     sim.start(job, ids)
