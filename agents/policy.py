@@ -1,0 +1,256 @@
+"""Trained agents as harness policies: ``load_policy("maskable-ppo:PATH")`` / ``load_policy("ppo:PATH")``.
+
+``PATH`` is an ``agent.zip`` written by ``ddl-gym train`` (or the folder holding it). Next to it
+lie ``agent.json`` (metadata: scenario, ddl_gym version, observation layout, action count, window,
+placements, queue order, env kwargs) and ``vecnormalize.pkl`` (observation statistics). The
+returned object follows the env-driven policy protocol of the harness::
+
+    policy.name                      # "maskable-ppo:<folder>/agent"
+    policy.env_kwargs                # DDLClusterEnv kwargs the agent was trained with
+    policy.check_env(env)            # ConfigError if the env's layout differs
+    policy.reset(seed=None)
+    policy.act(obs, action_mask, info) -> int
+
+``act`` normalises ``obs`` with the saved VecNormalize statistics and calls
+``model.predict(obs, action_masks=mask, deterministic=True)``. Plain PPO never sees the mask, so
+when its greedy action is invalid it is replaced by the **first valid action** of the mask
+(``np.flatnonzero(mask)[0]`` — usually 0 = advance); ``policy.invalid_replacements`` counts how
+often that happened.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import ddl_gym
+from ddl_gym.sim.model import ConfigError
+
+KINDS = ("maskable-ppo", "ppo")
+
+
+def _resolve(path: str | Path) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "agent.zip"
+    if path.suffix != ".zip":
+        path = path.with_suffix(".zip")
+    if not path.exists():
+        raise ConfigError(f"agent file not found: {path}")
+    return path
+
+
+def read_metadata(path: str | Path) -> dict[str, Any]:
+    """The JSON sidecar of an agent zip (``agent.zip`` -> ``agent.json``)."""
+    zip_path = _resolve(path)
+    sidecar = zip_path.with_suffix(".json")
+    if not sidecar.exists():
+        raise ConfigError(f"agent {zip_path} has no metadata sidecar {sidecar.name}; re-save it with ddl-gym train")
+    return json.loads(sidecar.read_text())
+
+
+class AgentPolicy:
+    """A trained (Maskable)PPO agent behind the harness's ``reset`` / ``act`` protocol."""
+
+    engine = "env"
+
+    def __init__(self, kind: str, path: Path, model: Any, meta: dict[str, Any], obs_stats: Any | None) -> None:
+        self.kind = kind
+        self.path = path
+        self.model = model
+        self.metadata = meta
+        self.obs_stats = obs_stats
+        self.name = f"{kind}:{path.parent.name}/{path.stem}"
+        self.scenario = meta.get("scenario")
+        # Settings that change what the agent sees or can do. Reward settings never change its
+        # actions, and the training-time ``max_decisions`` of plain PPO is left out on purpose:
+        # ``act`` never emits an invalid action, so evaluation episodes always run to the end.
+        self.env_kwargs: dict[str, Any] = {
+            "window": int(meta["window"]),
+            "placements": tuple(meta["placements"]),
+            "queue_order": meta["queue_order"],
+        }
+        self.invalid_replacements = 0
+
+    # -------------------------------------------------------------- compatibility
+    def check_env(self, env: Any) -> None:
+        """Raise :class:`ConfigError` naming the first difference between ``env`` and the training env."""
+        base = getattr(env, "unwrapped", env)
+        meta = self.metadata
+        checks = [
+            ("window", int(meta["window"]), int(getattr(base, "window", -1))),
+            ("placements", list(meta["placements"]), list(getattr(base, "placement_names", ()))),
+            ("queue_order", meta["queue_order"], getattr(base, "queue_order", None)),
+            ("action_space.n", int(meta["action_n"]), int(env.action_space.n)),
+            ("observation shape", list(meta["observation_shape"]), list(env.observation_space.shape)),
+        ]
+        for what, trained, given in checks:
+            if trained != given:
+                raise ConfigError(f"agent {self.path} was trained with {what}={trained!r} but the env has "
+                                  f"{what}={given!r} (scenario {meta.get('scenario')!r}, servers "
+                                  f"{meta['observation_layout'].get('servers')})")
+        layout = {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.observation_layout.items()}
+        if layout != meta["observation_layout"]:
+            diff = sorted(k for k in set(layout) | set(meta["observation_layout"])
+                          if layout.get(k) != meta["observation_layout"].get(k))
+            raise ConfigError(f"agent {self.path} observation layout differs from the env's in {', '.join(diff)}")
+
+    # -------------------------------------------------------------- policy protocol
+    def reset(self, seed: int | None = None) -> None:
+        self.invalid_replacements = 0
+
+    def normalise(self, obs: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, dtype=np.float32)
+        expected = tuple(self.metadata["observation_shape"])
+        if obs.shape != expected:
+            raise ConfigError(f"agent {self.path} expects observations of shape {expected}, got {obs.shape}; "
+                              "build the env with policy.env_kwargs on the agent's scenario")
+        if self.obs_stats is not None and getattr(self.obs_stats, "norm_obs", False):
+            obs = self.obs_stats.normalize_obs(obs).astype(np.float32)
+        return obs
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any] | None = None) -> int:
+        mask = np.asarray(action_mask, dtype=bool)
+        x = self.normalise(obs)
+        if self.kind == "maskable-ppo":
+            action, _ = self.model.predict(x, action_masks=mask, deterministic=True)
+            return int(action)
+        action, _ = self.model.predict(x, deterministic=True)
+        action = int(action)
+        if not (0 <= action < mask.size and mask[action]):
+            self.invalid_replacements += 1
+            action = int(np.flatnonzero(mask)[0])
+        return action
+
+
+def load_policy(spec: str, env: Any | None = None) -> AgentPolicy:
+    """``"maskable-ppo:PATH"`` or ``"ppo:PATH"`` -> :class:`AgentPolicy`.
+
+    Args:
+        spec: algorithm and agent path (the zip or its folder).
+        env: optional env to check against (:meth:`AgentPolicy.check_env`).
+
+    Raises:
+        ConfigError: bad spec, missing files, or an incompatible env.
+    """
+    kind, sep, path_text = spec.partition(":")
+    kind = kind.strip().lower()
+    if not sep or kind not in KINDS:
+        raise ConfigError(f"agent spec must be 'maskable-ppo:PATH' or 'ppo:PATH', got {spec!r}")
+    path = _resolve(path_text)
+    meta = read_metadata(path)
+    if meta.get("algo") and meta["algo"] != kind:
+        raise ConfigError(f"agent {path} was trained with {meta['algo']!r}, not {kind!r}; use '{meta['algo']}:{path_text}'")
+    if meta.get("ddl_gym_version") and meta["ddl_gym_version"].split(".")[:2] != ddl_gym.__version__.split(".")[:2]:
+        raise ConfigError(f"agent {path} was saved by ddl_gym {meta['ddl_gym_version']}, this is {ddl_gym.__version__}")
+    if kind == "maskable-ppo":
+        from sb3_contrib import MaskablePPO as algo_cls
+    else:
+        from stable_baselines3 import PPO as algo_cls
+    model = algo_cls.load(path, device="cpu")
+    obs_stats = None
+    if meta.get("vecnormalize"):
+        stats_path = path.with_name(meta["vecnormalize"])
+        if not stats_path.exists():
+            raise ConfigError(f"agent {path} needs its observation statistics {stats_path.name}, which is missing")
+        with open(stats_path, "rb") as fh:
+            obs_stats = pickle.load(fh)  # a VecNormalize without its venv: only normalize_obs is used
+    policy = AgentPolicy(kind, path, model, meta, obs_stats)
+    if env is not None:
+        policy.check_env(env)
+    return policy
+
+
+def run_agent_episode(policy: AgentPolicy, scenario: str, seed: int) -> Any:
+    """Drive one episode (``env.reset(seed)`` = ``scenario.episode(seed)``) with ``policy``; returns the SimResult.
+
+    A stand-alone evaluation loop for scripts and tests; the harness has its own.
+    """
+    import gymnasium as gym
+
+    env = gym.make("ddl_gym:DDLCluster-v0", scenario=scenario, render_mode=None, **policy.env_kwargs)
+    policy.check_env(env)
+    policy.reset(seed)
+    obs, info = env.reset(seed=int(seed))
+    done = False
+    while not done:
+        action = policy.act(obs, info["action_mask"], info)
+        obs, _, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+    result = env.unwrapped.result()
+    env.close()
+    return result
+
+
+# ---------------------------------------------------------------------------- held-out comparison
+def _mean_ci(values: Any) -> tuple[float, float]:
+    """Mean and half-width of the 95% t-interval over seeds."""
+    x = np.asarray(values, dtype=float)
+    if x.size < 2:
+        return float(x.mean()), float("nan")
+    try:
+        from scipy.stats import t
+
+        q = float(t.ppf(0.975, x.size - 1))
+    except ImportError:  # pragma: no cover - scipy is a dev dependency
+        q = 1.96
+    return float(x.mean()), q * float(x.std(ddof=1)) / float(np.sqrt(x.size))
+
+
+def evaluate_on_seeds(names: list[str], scenario: str, seeds: list[int]) -> dict[str, list[dict[str, float]]]:
+    """Per-seed summaries for agents (``maskable-ppo:PATH``) and reference policies (registry names).
+
+    Reference policies run natively (``run_policy`` on ``scenario.episode(seed)``, rng seeded with
+    the episode seed); agents run through the env reset with the same seed, i.e. the same episode.
+    """
+    from ddl_gym.baselines import make_policy
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.engine import Simulator, run_policy
+
+    scen = get_scenario(scenario)
+    out: dict[str, list[dict[str, float]]] = {}
+    for name in names:
+        rows = []
+        agent = load_policy(name) if name.split(":")[0] in KINDS else None
+        for seed in seeds:
+            if agent is not None:
+                result = run_agent_episode(agent, scenario, seed)
+            else:
+                cluster, workload = scen.episode(seed)
+                result = run_policy(Simulator(cluster, workload, scen.model), make_policy(name),
+                                    np.random.default_rng(seed))
+            rows.append(result.summary())
+        out[name] = rows
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ddl_gym.agents.policy --scenario default --seeds 1000000:1000010 NAME ...`` -> CSV on stdout."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m ddl_gym.agents.policy")
+    parser.add_argument("names", nargs="+", help="agents (maskable-ppo:PATH) and reference policies")
+    parser.add_argument("--scenario", default="default")
+    parser.add_argument("--seeds", default="1000000:1000010", help="start:stop (stop excluded)")
+    parser.add_argument("--metrics", default="avg_jct_s,makespan_s,p95_jct_s")
+    args = parser.parse_args(argv)
+    start, stop = (int(v) for v in args.seeds.split(":"))
+    seeds = list(range(start, stop))
+    metrics = args.metrics.split(",")
+    results = evaluate_on_seeds(args.names, args.scenario, seeds)
+    print("policy,scenario,seeds," + ",".join(f"{m}_mean,{m}_ci95" for m in metrics))
+    for name, rows in results.items():
+        cells = []
+        for m in metrics:
+            mean, half = _mean_ci([r[m] for r in rows])
+            cells += [f"{mean:.1f}", f"{half:.1f}"]
+        print(f"{name},{args.scenario},{start}-{stop - 1}," + ",".join(cells))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
