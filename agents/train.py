@@ -550,10 +550,16 @@ def write_eval_curve(out: Path) -> Path | None:
 
 
 def quick_train(scenario: str = "default", timesteps: int = 2048, out: str | Path = "runs/quick",
-                algo: str = "maskable-ppo", seed: int = 0, preset: str = "quick") -> str:
-    """Train a tiny agent (smoke tests, demos) and return its harness spec ``"maskable-ppo:PATH"``."""
-    code = main(["--scenario", scenario, "--algo", algo, "--timesteps", str(int(timesteps)), "--n-envs", "1",
-                 "--seed", str(seed), "--out", str(out), "--preset", preset, "--quiet"])
+                algo: str = "maskable-ppo", seed: int = 0, preset: str = "quick", bc_expert: str | None = None) -> str:
+    """Train a small agent (smoke tests, demos) and return its harness spec ``"maskable-ppo:PATH"``.
+
+    With ``bc_expert`` (e.g. ``"sjf+ca"``) the policy is first cloned from that reference policy.
+    """
+    argv = ["--scenario", scenario, "--algo", algo, "--timesteps", str(int(timesteps)), "--n-envs", "1",
+            "--seed", str(seed), "--out", str(out), "--preset", preset, "--quiet"]
+    if bc_expert:
+        argv += ["--bc-expert", bc_expert]
+    code = main(argv)
     if code != 0:
         raise ConfigError(f"quick_train failed with exit code {code}")
     return f"{algo}:{Path(out) / 'agent.zip'}"

@@ -178,11 +178,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
         except (ImportError, AttributeError) as exc:
             print(f"note: no agent in this demo (agents unavailable: {exc}; {RL_HINT})", file=sys.stderr)
         else:
-            print(f"training MaskablePPO on scenario 'default' for {args.timesteps} steps ...", file=sys.stderr)
+            print(f"training MaskablePPO on scenario 'default': cloning sjf+ca, then {args.timesteps} PPO steps ...",
+                  file=sys.stderr)
             try:
-                agent_spec = quick_train(scenario="default", timesteps=args.timesteps, out=out / "agent")
+                agent_spec = quick_train(scenario="default", timesteps=args.timesteps, out=out / "agent",
+                                         preset="demo", bc_expert="sjf+ca")
             except (ImportError, ConfigError) as exc:  # the reference policies are still worth showing
                 print(f"note: no agent in this demo (training failed: {exc})", file=sys.stderr)
+    shipped = REPO_ROOT / "leaderboard" / "default" / "agents" / "maskable-ppo-default.zip"
+    if shipped.exists():  # the leaderboard's fully trained agent, evaluated without training
+        policies.append(f"maskable-ppo:{shipped.relative_to(Path.cwd()) if shipped.is_relative_to(Path.cwd()) else shipped}")
     print(f"evaluating {len(policies) + (agent_spec is not None)} policies on scenario 'default', "
           f"held-out seeds {seeds[0]}-{seeds[-1]} ...", file=sys.stderr)
     # The demo owns its folder: recompute its rows so a retrained agent is never shown with stale numbers.

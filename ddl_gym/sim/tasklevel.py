@@ -1,0 +1,1345 @@
+"""Task-level simulator for Ada-SRSF (Wang et al., 2020, §III): every training iteration is a DAG.
+
+Model (paper §III-A/B, with the details of the authors' public simulator made explicit):
+
+* A job ``J`` with ``G`` workers runs ``F`` iterations. Iteration ``i`` is a forward task
+  (``t_f``) followed by a backward task (``t_b``) on each of its GPUs, then **one** all-reduce
+  communication task that waits for all backward tasks of the iteration; the forward tasks of
+  iteration ``i+1`` wait for that all-reduce (Fig. 3).
+* All-reduce inside one server costs nothing: a job on one server has no communication task (its
+  next iteration starts when its last backward task ends). Across servers the all-reduce moves
+  ``M`` bytes (the model size) and takes ``a + k·b·M + (k−1)·η·M`` (eq. 5) when ``k`` is the largest
+  number of concurrently running communication tasks over the job's servers; the time does not
+  depend on the number of workers.
+* ``k`` is re-evaluated whenever a communication task starts or ends. The remaining bytes are
+  re-rated: progress is banked at the old per-byte time ``k_old·b + (k_old−1)·η`` and continues at
+  the new one — exactly how the proofs of Theorems 1 and 2 account for a task whose contention
+  changes part-way (eqs. 10–12).
+* Decision (latency ``a``): charged once, at the start of the task; the bytes start flowing ``a``
+  seconds after the start and the task occupies its servers (counts towards ``k``) throughout.
+  With the default ``a = 0`` (the authors' simulator) this is immaterial.
+* GPUs may be shared: a GPU hosts the workers of several jobs while their memory (Table III
+  "GPU memory usage") fits in the GPU's memory; their compute tasks are time-multiplexed, one task
+  at a time, non-preemptively. Whenever a GPU is idle it runs the ready compute task of the job
+  with the smallest remaining service (SRSF, Alg. 3 lines 24–31). With ``gpu_sharing=False`` a GPU
+  hosts at most one job.
+* Remaining service ``R_J`` = remaining GPU compute time of all of ``J``'s workers
+  (``C_J·|G(J)|`` at arrival, minus the duration of every finished compute task; ``E_J = 0``, as
+  §IV-A prescribes when sorting). It is the SRSF key for the queue, for communication tasks
+  (Alg. 3 line 17) and for compute tasks (line 28), ties broken by job index. It is decremented
+  when a task *ends*, as in the authors' simulator.
+* Remaining GPU workload ``L_g`` (Alg. 1) = sum of ``R_J`` over the jobs resident on ``g``: a job
+  adds ``L_J = C_J·|G(J)|`` to each of its GPUs when placed (Alg. 1 lines 8/20) and that
+  contribution falls as the job's work completes (Alg. 3 line 4).
+
+Engine (decisions):
+
+* **Event-driven, continuous time** (not the paper's one-second slots, nor the authors' 1 ms
+  ticks): the clock is an integer number of **nanoseconds**, so that coinciding events (jobs that
+  arrived in the same second on identical GPUs) coincide exactly and ties are broken only by the
+  documented order. Compute durations are rounded to the nanosecond; a communication task's end
+  is rounded up to the next nanosecond.
+* At each event time every event at that time is processed first (task ends, all-reduce ends,
+  arrivals), then — in the order of Alg. 3 — the placement pass (queue in SRSF order, jobs that
+  do not fit are skipped), the communication pass (ready all-reduces in SRSF order, each admitted
+  or not by the policy) and the compute pass (every idle GPU with ready work picks a task).
+  Heap ties: ``(time, sequence)``; decisions within a pass are independent of the order of
+  same-time events.
+* A refused all-reduce waits and is reconsidered whenever the communication state it depends on
+  changes. A communication pass is a sequence of rounds at the same instant: in each round the
+  candidates are considered in SRSF order with the state updated after every admission, and a job
+  refused earlier in the round whose inputs an admission changed is considered again in the next
+  round (the authors' simulator would do so one 1 ms tick later). Rules that declare
+  ``reconsider_on_server_change_only`` (AdaDUAL, SRSF(n): a refusal can only turn into an
+  admission after a task starts or ends on one of the job's servers) also return the servers whose
+  change matters, and the engine only reconsiders a job then — with no side effect in the rule this
+  is exactly the same as asking again at every instant.
+* **Fast path** (``fast=True``, default; ``fast=False`` runs one event per compute task, the
+  reference path, and the tests check that both give identical schedules). Workers of one job
+  that start the same task at the same instant form a *cohort* simulated in closed form: one event
+  for the rest of their iteration's compute instead of two per worker. A cohort of all of a job's
+  workers is a *gang*: on one server (incl. every one-GPU job) it runs whole iterations back to
+  back; across servers, if its servers host no other multi-server job (nobody can contend for its
+  NICs) it runs whole iterations including its uncontended all-reduce; otherwise it keeps its GPUs
+  through the (simulated) all-reduce while no other job has ready work on them and restarts on all
+  of them at once. A cohort is handed back to the task-level path exactly at the first instant at
+  which another job could take one of its GPUs: another job's work becomes ready there and would
+  win SRSF at the next task boundary (priorities only fall while a job runs, so a loser keeps
+  losing until its own remaining service falls — then it is checked again), or another
+  multi-server job is placed on one of its servers.
+* Optional replication of the authors' simulator defect (``probe_defect=True``, see
+  :meth:`TaskLevelSimulator.mark_probe`): there AdaDUAL's check of the running transfer's remaining
+  size also advances that transfer, so it moves ``1 + p`` times as fast while ``p`` refused jobs
+  keep checking it. Off by default: the paper's probe has no side effect.
+* ``debug=True`` checks invariants after every decision point and at the end: GPU memory never
+  over-committed, at most one compute task on a GPU at a time (every task interval is recorded,
+  cohorts included), no task before the job's arrival, work and iterations conserved (``2·G·F``
+  compute tasks and ``F`` iterations per job, remaining service exactly 0 at completion).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ddl_gym.sim.metrics import SimResult
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
+from ddl_gym.sim.perf import AllReduceContentionModel
+
+NS_PER_S = 1_000_000_000
+
+# Worker phases within an iteration.
+FW_READY, FW_RUN, BW_READY, BW_RUN, SYNC = 0, 1, 2, 3, 4
+# Job states.
+PENDING, QUEUED, RUNNING, DONE = 0, 1, 2, 3
+# Event kinds (heap entries are (time_ns, seq, kind, subject, version)).
+_EV_TASK, _EV_COMM, _EV_COHORT = 0, 1, 2
+
+
+class _Cohort:
+    """Workers of one job running the same task in lockstep, simulated in closed form (fast path).
+
+    Fields: ``job``, ``size``/``workers``/``gpus`` (its members), ``t0`` (formed at), ``origin``
+    (virtual start of its first iteration), ``phase0``/``work0`` (offset it started at and the
+    per-worker compute done by then), ``iter0`` (job iterations done at ``origin``), ``period``
+    (``t_c``, plus the all-reduce for a closed-form multi-server gang, ``comm_ns``), ``whole``
+    (covers whole iterations), ``end``, ``cut`` (pending cut time or -1), ``version`` (event
+    validity), ``active``, ``hold``/``holding`` (multi-server gang that keeps its GPUs over its
+    simulated all-reduce).
+    """
+
+    __slots__ = ("job", "size", "workers", "gpus", "t0", "origin", "phase0", "iter0", "period", "comm_ns",
+                 "whole", "end", "work0", "cut", "version", "active", "hold", "holding")
+
+
+class InvariantError(AssertionError):
+    """A task-level simulator invariant was violated (debug mode only)."""
+
+
+class TaskPlacement(Protocol):
+    """``rule(sim, job, rng) -> GPU ids | None``: where a queued job's workers go (None: not now)."""
+
+    def __call__(self, sim: TaskLevelSimulator, job: int, rng: np.random.Generator) -> Sequence[int] | None: ...
+
+
+class CommAdmission(Protocol):
+    """``rule(sim, job) -> bool``: start ``job``'s ready all-reduce now? (No side effects.)
+
+    Optional attributes the engine uses when present:
+
+    * ``decide(sim, job) -> (admit, dec, inc)``: the answer plus, for a refusal, the servers on
+      which a task ending (``dec``) or starting (``inc``) could change it;
+    * ``reconsider_on_server_change_only = True``: a refusal can only turn into an admission after
+      a task starts or ends on one of the job's servers (then refused jobs are re-asked only then);
+    * ``admits_when_idle = True``: an all-reduce with no other task on its servers is always
+      admitted (then uncontended multi-server gangs may run their all-reduces in closed form).
+    """
+
+    def __call__(self, sim: TaskLevelSimulator, job: int) -> bool: ...
+
+
+@dataclass
+class EngineStats:
+    """Counters of one run (for profiling and the reproduction report)."""
+
+    events: int = 0
+    compute_tasks_started: int = 0
+    comm_tasks: int = 0
+    cohorts_formed: int = 0
+    gangs_formed: int = 0
+    cohort_cuts: int = 0
+    gang_restarts: int = 0
+    comm_passes: int = 0
+    placement_passes: int = 0
+    decision_points: int = 0
+
+
+class TaskLevelSimulator:
+    """Ada-SRSF's task-level cluster simulator (see the module docstring for the model).
+
+    Args:
+        cluster: servers, GPUs per server, GPU memory (``gpu_memory_mb``).
+        workload: the jobs (profiles give ``t_f``, ``t_b``, model size ``M``, GPU memory).
+        model: eq. (5) parameters ``a`` (s), ``b`` (s/byte), ``eta`` (s/byte).
+        placement: the placement rule (LWF-κ, FF, LS, RAND in :mod:`ddl_gym.baselines.ada_srsf`).
+        comm_admission: the communication-task admission rule (AdaDUAL, SRSF(n)).
+        rng: generator handed to the placement rule (RAND).
+        gpu_sharing: several jobs per GPU while memory fits (default), else one job per GPU.
+        fast: closed-form cohorts and gangs (module docstring); ``False``: one event per task.
+        debug: check invariants (records every task interval; slower).
+        probe_defect: reproduce the authors' simulator defect (see :meth:`mark_probe`).
+
+    Policy-visible state (read-only): ``now`` (seconds; ``now_ns`` integer ns), per job ``G``,
+    ``F``, ``message_bytes``, ``mem_mb``, ``job_gpus``, ``job_servers``, ``state``; per GPU
+    ``gpu_mem_free`` (MB), ``residents`` (``(job, worker)``); per server ``comm_count`` (running
+    all-reduces), ``comm_on_server`` (their jobs), ``server_gpu_ids``; ``queue``,
+    ``comm_waiting``, ``comm_running``; and the query methods :meth:`remaining_service`,
+    :meth:`gpu_loads`, :meth:`fits`, :meth:`comm_remaining_bytes`. After a run, ``stats``
+    (:class:`EngineStats`), ``placed_ns`` and, in debug mode, :meth:`task_intervals`.
+    """
+
+    def __init__(
+        self,
+        cluster: ClusterSpec,
+        workload: Workload,
+        model: AllReduceContentionModel | None = None,
+        *,
+        placement: TaskPlacement,
+        comm_admission: CommAdmission,
+        rng: np.random.Generator | None = None,
+        gpu_sharing: bool = True,
+        fast: bool = True,
+        debug: bool = False,
+        probe_defect: bool = False,
+    ) -> None:
+        if model is None:
+            model = AllReduceContentionModel()
+        if not isinstance(model, AllReduceContentionModel):
+            raise ConfigError(
+                f"task-level engine needs an AllReduceContentionModel (a, b, eta), got {type(model).__name__}"
+            )
+        workload.check_fits(cluster)
+        self.cluster = cluster
+        self.workload = workload
+        self.model = model
+        self.placement = placement
+        self.comm_admission = comm_admission
+        self.rng = rng if rng is not None else np.random.default_rng(0)
+        self.gpu_sharing = bool(gpu_sharing)
+        self.fast = bool(fast)
+        self.debug = bool(debug)
+        self.probe_defect = bool(probe_defect)
+        self.stats = EngineStats()
+
+        n = workload.num_jobs
+        self.num_jobs = n
+        self.num_gpus = cluster.num_gpus
+        self.num_servers = cluster.num_servers
+        self.gpu_server: list[int] = cluster.gpu_server().tolist()
+        self.server_gpu_ids: list[list[int]] = [[] for _ in range(self.num_servers)]
+        for g, s in enumerate(self.gpu_server):
+            self.server_gpu_ids[s].append(g)
+
+        # Per-job constants (integer nanoseconds for times).
+        prof = [workload.profile(i) for i in range(n)]
+        self.arrival_ns: list[int] = [int(round(a * NS_PER_S)) for a in workload.arrival.tolist()]
+        self.G: list[int] = workload.gpus.tolist()
+        self.F: list[int] = workload.iterations.tolist()
+        self.tf: list[int] = [int(round(p.forward_s * NS_PER_S)) for p in prof]
+        self.tb: list[int] = [int(round(p.backward_s * NS_PER_S)) for p in prof]
+        self.tc: list[int] = [f + b for f, b in zip(self.tf, self.tb)]
+        self.message_bytes: list[float] = [float(p.gradient_bytes) for p in prof]
+        self.mem_mb: list[float] = [float(p.gpu_memory_mb) for p in prof]
+        too_big = [i for i in range(n) if self.mem_mb[i] > cluster.gpu_memory_mb]
+        if too_big:
+            i = too_big[0]
+            raise ConfigError(
+                f"job {int(workload.job_id[i])} ({prof[i].name}) needs {self.mem_mb[i]:.0f} MB per GPU but GPUs have "
+                f"{cluster.gpu_memory_mb:.0f} MB"
+            )
+        # Eq. (5) in nanoseconds: a_ns, and per-byte times b, η in ns/byte.
+        self.a_ns = int(round(model.a * NS_PER_S))
+        self.b_ns = model.b * NS_PER_S
+        self.eta_ns = model.eta * NS_PER_S
+        #: C_J · |G(J)| = total GPU compute service of each job (ns), the queue's SRSF key.
+        self.total_service: list[int] = [self.F[i] * self.G[i] * self.tc[i] for i in range(n)]
+
+        # Per-job dynamic state.
+        self.state = [PENDING] * n
+        self.R: list[int] = list(self.total_service)  # remaining service R_J (ns)
+        self.iters_done = [0] * n
+        self.bw_left = [0] * n
+        self.phase: list[list[int]] = [[] for _ in range(n)]
+        self.job_gpus: list[tuple[int, ...]] = [()] * n
+        self.job_servers: list[tuple[int, ...]] = [()] * n
+        self.multi: list[bool] = [False] * n
+        self.start_ns: list[int] = [-1] * n
+        self.finish_ns: list[int] = [-1] * n
+        self.placed_ns: list[int] = [-1] * n
+        self.tasks_done = [0] * n  # debug: compute tasks finished
+
+        # Per-GPU state.
+        self.gpu_mem_free: list[float] = [float(cluster.gpu_memory_mb)] * self.num_gpus
+        self.residents: list[list[tuple[int, int]]] = [[] for _ in range(self.num_gpus)]  # (job, worker)
+        self.busy = [False] * self.num_gpus
+        self.cur_job = [-1] * self.num_gpus
+        self.cur_worker = [-1] * self.num_gpus
+        self.gpu_version = [0] * self.num_gpus
+        self.cohort_of_gpu: list[_Cohort | None] = [None] * self.num_gpus  # fast path
+
+        # Communication state.
+        self.comm_count: list[int] = [0] * self.num_servers
+        self.comm_on_server: list[set[int]] = [set() for _ in range(self.num_servers)]
+        self.multi_on_server: list[int] = [0] * self.num_servers  # resident multi-server jobs per server
+        self.comm_waiting: set[int] = set()  # jobs whose all-reduce is ready but not started
+        self.comm_running: dict[int, None] = {}
+        self.comm_k = [0] * n
+        self.comm_per_byte = [0.0] * n  # ns per byte at the current k (× defect factor)
+        self.comm_bank_t = [0] * n  # bytes flow from this time on ...
+        self.comm_bank_rem = [0.0] * n  # ... with this many bytes left
+        self.comm_end = [0] * n
+        self.comm_version = [0] * n
+        self.comm_speedup = [1] * n  # authors' probe defect: 1 + number of waiting probers
+        self._probe_marks: dict[int, int] = {}  # waiting prober job -> probed job (defect mode)
+        # A rejected all-reduce is reconsidered only when the tasks on one of its servers changed,
+        # if the rule says that is the only way its answer can change (AdaDUAL and SRSF(n) do).
+        self._lazy_comm = bool(getattr(comm_admission, "reconsider_on_server_change_only", False))
+        # Waiting jobs registered per server: reconsider when a task ends (dec) / starts (inc) there.
+        self._wait_dec: list[set[int]] = [set() for _ in range(self.num_servers)]
+        self._wait_inc: list[set[int]] = [set() for _ in range(self.num_servers)]
+        self._comm_watching: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((), ())] * n
+        self._comm_decide = getattr(comm_admission, "decide", None) or self._comm_decide_plain
+        self._comm_dirty: set[int] = set()  # waiting jobs to (re)consider at the next pass
+        self._pass_round: list[tuple[int, int]] | None = None  # heap of the pass in progress
+        self._pass_in_round: set[int] = set()
+        self._pass_next: set[int] = set()
+        self._pass_key: tuple[int, int] = (0, 0)
+
+        # Event machinery.
+        self.now_ns = 0
+        self._heap: list[tuple[int, int, int, int, int]] = []
+        self._seq = 0
+        self._next_arrival = 0
+        self.queue: list[int] = []
+        self.num_done = 0
+        self.placements = 0
+        self._decide: list[int] = []
+        self._decide_flag = [False] * self.num_gpus
+        self._need_placement = False
+        self._need_comm = False
+        # Fast path (cohorts, see _Cohort).
+        self.cohorts: list[list[_Cohort]] = [[] for _ in range(n)]  # computing cohorts of each job
+        self.held: list[_Cohort | None] = [None] * n  # gang holding its idle GPUs over an all-reduce
+        self._restart: list[_Cohort] = []  # held gangs whose next iteration starts in this compute pass
+        self._in_compute_pass = False
+        self._loads_key: tuple[int, int, int, int] | None = None
+        self._loads: list[int] = []
+        # job -> [(cohort, GPU, worker)]: cohorts this job's ready work waits behind (SRSF watch).
+        self._watch: dict[int, list[tuple[_Cohort, int, int]]] = {}
+        # Closed-form all-reduces need a rule that admits an all-reduce when none runs on its servers.
+        self._solo_comm_ok = bool(getattr(comm_admission, "admits_when_idle", False))
+        # Debug records.
+        self._intervals: list[list[tuple[int, int, int]]] | None = (
+            [[] for _ in range(self.num_gpus)] if self.debug else None
+        )
+
+    # =================================================================== queries (policy-visible)
+    @property
+    def now(self) -> float:
+        """Current time in seconds."""
+        return self.now_ns / NS_PER_S
+
+    def remaining_service(self, job: int) -> int:
+        """``R_J`` (ns): remaining GPU compute time of all of ``job``'s workers, as of now."""
+        if self.cohorts[job]:
+            return self._job_R(job, self.now_ns)
+        return self.R[job]
+
+    def gpu_load(self, gpu: int) -> int:
+        """``L_g`` (ns): sum of the remaining service of the jobs resident on ``gpu`` (Alg. 1)."""
+        total = 0
+        for job, _ in self.residents[gpu]:
+            total += self.remaining_service(job)
+        return total
+
+    def gpu_loads(self) -> list[int]:
+        """``L_g`` of every GPU (ns, read-only list); cached until time, events or residents change."""
+        key = (self.now_ns, self.stats.events, self.placements, self.num_done)
+        if self._loads_key == key:
+            return self._loads
+        cache: dict[int, int] = {}
+        loads = []
+        for g in range(self.num_gpus):
+            total = 0
+            for job, _ in self.residents[g]:
+                r = cache.get(job)
+                if r is None:
+                    r = cache[job] = self.remaining_service(job)
+                total += r
+            loads.append(total)
+        self._loads_key = key
+        self._loads = loads
+        return loads
+
+    def fits(self, gpu: int, job: int) -> bool:
+        """Can ``gpu`` host a worker of ``job`` now (memory, or exclusivity without sharing)?"""
+        if not self.gpu_sharing:
+            return not self.residents[gpu]
+        return self.gpu_mem_free[gpu] >= self.mem_mb[job]
+
+    def comm_remaining_bytes(self, job: int) -> float:
+        """Bytes ``job``'s running all-reduce still has to move, as of now. No side effect."""
+        if job not in self.comm_running:
+            raise KeyError(f"job {job} has no running all-reduce")
+        return self._comm_rem_at(job, self.now_ns)
+
+    def mark_probe(self, probed_job: int, prober: int) -> None:
+        """Record that ``prober``'s admission check read ``probed_job``'s remaining size.
+
+        Only used with ``probe_defect=True``: the authors' simulator advances the probed transfer
+        by the elapsed time on every check (``get_rest_size`` adds to ``transferred_size`` without
+        moving ``last_change_time``), once per 1 ms tick per waiting job. The continuous-time
+        equivalent implemented here: while ``p`` rejected jobs keep probing a transfer, it moves
+        ``1 + p`` times as fast.
+        """
+        if self.probe_defect:
+            self._probe_marks[prober] = probed_job
+
+    def job_k(self, job: int) -> int:
+        """``k`` that an all-reduce of ``job`` would see now if it started (max over its servers)."""
+        return max(self.comm_count[s] for s in self.job_servers[job]) + 1
+
+    def allreduce_ns(self, job: int, k: int = 1) -> int:
+        """Eq. (5) in ns for ``job``'s message under constant ``k``-way contention."""
+        per_byte = k * self.b_ns + (k - 1) * self.eta_ns
+        return self.a_ns + math.ceil(self.message_bytes[job] * per_byte)
+
+    # =================================================================== main loop
+    def run(self) -> SimResult:
+        """Simulate until every job has finished; return the per-job records."""
+        self.advance()
+        return self.result()
+
+    def next_event_ns(self) -> float:
+        """Time (ns) of the next decision point: the earliest pending event or arrival (inf: none)."""
+        t = self._heap[0][0] if self._heap else math.inf
+        if self._next_arrival < self.num_jobs and self.arrival_ns[self._next_arrival] < t:
+            t = self.arrival_ns[self._next_arrival]
+        return t
+
+    def advance(self, until_s: float | None = None) -> bool:
+        """Process decision points (in time order) up to and including ``until_s`` seconds (all if None).
+
+        When it stops early the clock is moved to ``until_s`` (no event lies in between), so
+        queries such as :meth:`comm_remaining_bytes` see that instant.
+
+        Returns:
+            True when every job has finished.
+
+        Raises:
+            InvariantError: nothing can happen any more but jobs are unfinished (e.g. a job that
+                fits on no GPU), or a debug invariant failed.
+        """
+        n = self.num_jobs
+        heap = self._heap
+        arrival = self.arrival_ns
+        stats = self.stats
+        pop = heapq.heappop
+        gpu_version = self.gpu_version
+        comm_version = self.comm_version
+        comm_running = self.comm_running
+        limit = math.inf if until_s is None else int(round(until_s * NS_PER_S))
+        while self.num_done < n:
+            t = heap[0][0] if heap else math.inf
+            if self._next_arrival < n and arrival[self._next_arrival] < t:
+                t = arrival[self._next_arrival]
+            if t > limit:
+                if limit > self.now_ns:
+                    self.now_ns = limit  # nothing happens in between: the clock just moves on
+                return False
+            if t == math.inf:
+                raise InvariantError(
+                    f"task-level engine stuck at t={self.now:.3f}s: {len(self.queue)} jobs queued, "
+                    f"{len(self.comm_waiting)} all-reduces waiting, nothing running"
+                )
+            if t < self.now_ns:
+                raise InvariantError(f"time went backwards: {t} < {self.now_ns}")
+            self.now_ns = t
+            stats.decision_points += 1
+            # 1. Every event at t (Alg. 3 lines 4-5): task ends, all-reduce ends, cohort ends/cuts.
+            while heap and heap[0][0] == t:
+                _, _, kind, x, ver = pop(heap)
+                stats.events += 1
+                if kind == _EV_TASK:
+                    if ver == gpu_version[x]:
+                        self._task_end(x, t)
+                elif kind == _EV_COMM:
+                    if ver == comm_version[x] and x in comm_running:
+                        self._comm_end(x, t)
+                elif ver == x.version and x.active:
+                    if x.hold and t == x.end:
+                        self._cohort_compute_end(x, t)
+                    else:
+                        self._cohort_materialise(x, t)
+            # 2. Arrivals (line 6).
+            while self._next_arrival < n and arrival[self._next_arrival] <= t:
+                j = self._next_arrival
+                self.state[j] = QUEUED
+                self.queue.append(j)
+                self._next_arrival += 1
+                self._need_placement = True
+            # 3. Placement (lines 7-14), all-reduces (15-22), compute tasks (23-31).
+            if self._need_placement:
+                self._need_placement = False
+                if self.queue:
+                    self._placement_pass(t)
+            if self._need_comm:
+                self._need_comm = False
+                if self.comm_waiting:
+                    self._comm_pass(t)
+            if self._decide or self._restart:
+                self._compute_pass(t)
+            if self.debug:
+                self.check_invariants()
+        if self.debug:
+            self.check_invariants(final=True)
+        return True
+
+    # =================================================================== passes
+    def _placement_pass(self, t: int) -> None:
+        """Alg. 3 lines 6–14: try queued jobs in SRSF order (E_J = 0), skipping those that do not fit."""
+        self.stats.placement_passes += 1
+        key = self.total_service
+        order = sorted(self.queue, key=lambda j: (key[j], j))
+        placed = False
+        for job in order:
+            ids = self.placement(self, job, self.rng)
+            if ids is None or len(ids) == 0:
+                continue
+            self._place(job, [int(g) for g in ids], t)
+            placed = True
+        if placed:
+            self.queue = [j for j in self.queue if self.state[j] == QUEUED]
+
+    def _place(self, job: int, ids: list[int], t: int) -> None:
+        g_count = self.G[job]
+        if len(ids) != g_count or len(set(ids)) != g_count:
+            raise InvariantError(f"placement of job {job} must be {g_count} distinct GPUs, got {ids}")
+        mem = self.mem_mb[job]
+        for g in ids:
+            if not self.fits(g, job):
+                raise InvariantError(
+                    f"placement of job {job} on GPU {g}: does not fit ({self.gpu_mem_free[g]} MB free)"
+                )
+        servers = tuple(sorted({self.gpu_server[g] for g in ids}))
+        self.state[job] = RUNNING
+        self.job_gpus[job] = tuple(ids)
+        self.job_servers[job] = servers
+        self.multi[job] = len(servers) > 1
+        self.placed_ns[job] = t
+        self.phase[job] = [FW_READY] * g_count
+        self.bw_left[job] = g_count
+        self.placements += 1
+        if self.multi[job]:
+            for s in servers:
+                self.multi_on_server[s] += 1
+            if self.fast:
+                # Another multi-server job now shares these NICs: closed-form all-reduces end here.
+                for s in servers:
+                    for g in self.server_gpu_ids[s]:
+                        cohort = self.cohort_of_gpu[g]
+                        if cohort is not None and cohort.comm_ns:
+                            self.stats.cohort_cuts += 1
+                            self._cohort_materialise(cohort, t)
+        for w, g in enumerate(ids):
+            self.gpu_mem_free[g] -= mem
+            self.residents[g].append((job, w))
+            self._became_ready(g, job, t)
+
+    def _comm_pass(self, t: int) -> None:
+        """Alg. 3 lines 15–22: ready all-reduces in SRSF order, each admitted or not by the policy."""
+        self.stats.comm_passes += 1
+        R = self.R
+        marks = self._probe_marks
+        decide = self._comm_decide
+        waiting = self.comm_waiting
+        watching = self._comm_watching
+        lazy = self._lazy_comm
+        todo = self._comm_dirty if lazy else set(waiting)
+        self._comm_dirty = set()
+        while todo:
+            # One round = Alg. 3 lines 16-22: candidates in SRSF order, the state updated after each
+            # admission. A job whose inputs did not change since it was last refused is skipped (its
+            # answer is still no); one whose watched server an admission touches is (re)considered
+            # in this round if it comes later in the order, else in the next round at this instant.
+            heap = [(R[j], j) for j in todo if j in waiting]
+            if len(heap) > 1:
+                heapq.heapify(heap)
+            self._pass_round = heap
+            in_round = self._pass_in_round = {j for _, j in heap}
+            self._pass_next = set()
+            while heap:
+                key = heapq.heappop(heap)
+                job = key[1]
+                in_round.discard(job)
+                self._pass_key = key
+                if marks:
+                    marks.pop(job, None)
+                admit, dec, inc = decide(self, job)
+                if admit:
+                    if marks:
+                        marks.pop(job, None)
+                    waiting.discard(job)
+                    self._comm_rewatch(job, (), ())
+                    self._start_comm(job, t)
+                elif lazy:
+                    old = watching[job]
+                    if old[0] != dec or old[1] != inc:
+                        self._comm_rewatch(job, dec, inc)
+            todo = self._pass_next
+            if not lazy and todo:
+                todo = set(waiting)
+        self._pass_round = None
+        if self.probe_defect:
+            self._apply_probe_defect(t)
+
+    def _comm_decide_plain(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
+        """Admission by a plain ``rule(sim, job) -> bool``: a refusal watches every server."""
+        servers = self.job_servers[job]
+        if self.comm_admission(self, job):
+            return True, (), ()
+        return False, servers, servers
+
+    def _comm_rewatch(self, job: int, dec: tuple[int, ...], inc: tuple[int, ...]) -> None:
+        """Register a refused job on the servers whose task ending (dec) / starting (inc) matters."""
+        old_dec, old_inc = self._comm_watching[job]
+        if old_dec != dec:
+            wait_dec = self._wait_dec
+            for s in old_dec:
+                wait_dec[s].discard(job)
+            for s in dec:
+                wait_dec[s].add(job)
+        if old_inc != inc:
+            wait_inc = self._wait_inc
+            for s in old_inc:
+                wait_inc[s].discard(job)
+            for s in inc:
+                wait_inc[s].add(job)
+        self._comm_watching[job] = (dec, inc)
+
+    def _server_tasks_changed(self, s: int, started: bool) -> None:
+        """An all-reduce started (``started``) or ended on server ``s``: waiting jobs may look again."""
+        jobs = self._wait_inc[s] if started else self._wait_dec[s]
+        if not jobs:
+            return
+        heap = self._pass_round
+        if heap is None:
+            self._comm_dirty |= jobs
+            return
+        R = self.R
+        key = self._pass_key
+        in_round = self._pass_in_round
+        for j in jobs:
+            if j in in_round:
+                continue
+            k = (R[j], j)
+            if k > key:
+                heapq.heappush(heap, k)
+                in_round.add(j)
+            else:
+                self._pass_next.add(j)
+
+    def _compute_pass(self, t: int) -> None:
+        """Alg. 3 lines 23–31: every idle GPU with ready work runs the SRSF-first ready task."""
+        if self._restart:
+            self._restart_held(t)
+        decide = self._decide
+        flag = self._decide_flag
+        self._decide = []
+        busy = self.busy
+        residents = self.residents
+        phase = self.phase
+        R = self.R
+        cohort_of_gpu = self.cohort_of_gpu
+        cohorts = self.cohorts
+        tf = self.tf
+        tb = self.tb
+        start_ns = self.start_ns
+        cur_job = self.cur_job
+        cur_worker = self.cur_worker
+        gpu_version = self.gpu_version
+        intervals = self._intervals
+        started: list[tuple[int, int, int, int]] = []
+        for g in decide:
+            flag[g] = False
+            if busy[g] or cohort_of_gpu[g] is not None:
+                continue
+            best = -1
+            best_r = 0
+            best_w = 0
+            for job, w in residents[g]:
+                ph = phase[job][w]
+                if ph == FW_READY or ph == BW_READY:
+                    r = R[job] if not cohorts[job] else self._job_R(job, t)
+                    if best < 0 or r < best_r or (r == best_r and job < best):
+                        best, best_r, best_w = job, r, w
+            if best < 0:
+                continue
+            # Start the task (line 28).
+            job_phase = phase[best]
+            if job_phase[best_w] == FW_READY:
+                job_phase[best_w] = FW_RUN
+                end = t + tf[best]
+            else:
+                job_phase[best_w] = BW_RUN
+                end = t + tb[best]
+            if start_ns[best] < 0:
+                start_ns[best] = t
+            busy[g] = True
+            cur_job[g] = best
+            cur_worker[g] = best_w
+            gpu_version[g] += 1
+            started.append((best, best_w, g, end))
+            if intervals is not None:
+                intervals[g].append((t, end, best))
+        if not started:
+            return
+        self.stats.compute_tasks_started += len(started)
+        if self.fast:
+            self._in_compute_pass = True
+            self._form_cohorts(started, t)
+            self._in_compute_pass = False
+        heap = self._heap
+        push = heapq.heappush
+        for _, _, g, end in started:
+            if cohort_of_gpu[g] is None:  # not absorbed by a cohort: an ordinary task-end event
+                self._seq += 1
+                push(heap, (end, self._seq, _EV_TASK, g, gpu_version[g]))
+
+    # =================================================================== compute tasks
+    def _task_end(self, g: int, t: int) -> None:
+        job = self.cur_job[g]
+        w = self.cur_worker[g]
+        self.busy[g] = False
+        self.cur_job[g] = -1
+        self._mark_decide(g)
+        ph = self.phase[job][w]
+        self.tasks_done[job] += 1
+        if ph == FW_RUN:
+            self.phase[job][w] = BW_READY
+            self.R[job] -= self.tf[job]
+        else:
+            self.phase[job][w] = SYNC
+            self.R[job] -= self.tb[job]
+            self.bw_left[job] -= 1
+            if self.bw_left[job] == 0:
+                self._iteration_compute_done(job, t)
+        if self.fast:
+            self._notify_priority_change(job, t)
+
+    def _iteration_compute_done(self, job: int, t: int) -> None:
+        if self.multi[job]:
+            self.comm_waiting.add(job)
+            self._comm_dirty.add(job)
+            self._need_comm = True
+        else:
+            self._iteration_done(job, t)
+
+    def _iteration_done(self, job: int, t: int) -> None:
+        self.iters_done[job] += 1
+        if self.iters_done[job] >= self.F[job]:
+            self._finish(job, t)
+            return
+        g_count = self.G[job]
+        self.phase[job] = [FW_READY] * g_count
+        self.bw_left[job] = g_count
+        held = self.held[job]
+        if held is not None:
+            # Its GPUs are held idle for it and nothing else waits on them: it restarts as a
+            # gang in the compute pass at t, unless something else becomes ready there first.
+            self._restart.append(held)
+            return
+        cohort_of_gpu = self.cohort_of_gpu
+        busy = self.busy
+        flag = self._decide_flag
+        decide = self._decide
+        for w, g in enumerate(self.job_gpus[job]):
+            cohort = cohort_of_gpu[g]
+            if cohort is not None:
+                if cohort.holding:
+                    self._release_held(cohort, t)
+                else:
+                    self._cohort_interference(cohort, g, job, w, t)
+            elif not busy[g] and not flag[g]:
+                flag[g] = True
+                decide.append(g)
+
+    def _became_ready(self, g: int, job: int, t: int) -> None:
+        """A worker of ``job`` on ``g`` has a ready task: decide now if idle, else maybe cut a cohort."""
+        cohort = self.cohort_of_gpu[g]
+        if cohort is not None:
+            if cohort.holding:
+                self._release_held(cohort, t)
+            else:
+                self._cohort_interference(cohort, g, job, self.job_gpus[job].index(g), t)
+        elif not self.busy[g]:
+            self._mark_decide(g)
+
+    def _mark_decide(self, g: int) -> None:
+        if not self._decide_flag[g]:
+            self._decide_flag[g] = True
+            self._decide.append(g)
+
+    def _finish(self, job: int, t: int) -> None:
+        if self.held[job] is not None:
+            self._release_held(self.held[job], t)
+        if self.R[job] != 0 or self.cohorts[job]:
+            raise InvariantError(f"job {job} finished with remaining service {self.R[job]} ns (work not conserved)")
+        self.state[job] = DONE
+        self.finish_ns[job] = t
+        self.num_done += 1
+        mem = self.mem_mb[job]
+        for w, g in enumerate(self.job_gpus[job]):
+            self.gpu_mem_free[g] += mem
+            self.residents[g].remove((job, w))
+        if self.multi[job]:
+            for s in self.job_servers[job]:
+                self.multi_on_server[s] -= 1
+        self._need_placement = True
+
+    # =================================================================== communication tasks
+    def _start_comm(self, job: int, t: int) -> None:
+        self.comm_running[job] = None
+        self.stats.comm_tasks += 1
+        servers = self.job_servers[job]
+        for s in servers:
+            self.comm_count[s] += 1
+            self.comm_on_server[s].add(job)
+        for s in servers:
+            self._server_tasks_changed(s, True)
+        self.comm_k[job] = 0
+        self.comm_per_byte[job] = 0.0
+        self.comm_bank_t[job] = t + self.a_ns
+        self.comm_bank_rem[job] = self.message_bytes[job]
+        self.comm_speedup[job] = 1
+        self._rerate_around(servers, t)
+
+    def _comm_end(self, job: int, t: int) -> None:
+        del self.comm_running[job]
+        servers = self.job_servers[job]
+        for s in servers:
+            self.comm_count[s] -= 1
+            self.comm_on_server[s].discard(job)
+        for s in servers:
+            self._server_tasks_changed(s, False)
+        self.comm_version[job] += 1
+        self._need_comm = True
+        self._rerate_around(servers, t)
+        self._iteration_done(job, t)
+
+    def _rerate_around(self, servers: tuple[int, ...], t: int) -> None:
+        affected: set[int] = set()
+        for s in servers:
+            affected |= self.comm_on_server[s]
+        for j in sorted(affected):
+            self._rerate(j, t)
+
+    def _comm_rem_at(self, job: int, t: int) -> float:
+        bank_t = self.comm_bank_t[job]
+        if t <= bank_t or self.comm_per_byte[job] == 0.0:
+            return self.comm_bank_rem[job]
+        rem = self.comm_bank_rem[job] - (t - bank_t) / self.comm_per_byte[job]
+        return rem if rem > 0.0 else 0.0
+
+    def _rerate(self, job: int, t: int) -> None:
+        count = self.comm_count
+        k = 0
+        for s in self.job_servers[job]:
+            if count[s] > k:
+                k = count[s]
+        per_byte = (k * self.b_ns + (k - 1) * self.eta_ns) / self.comm_speedup[job]
+        if k == self.comm_k[job] and per_byte == self.comm_per_byte[job]:
+            return
+        if self.comm_per_byte[job] != 0.0 and t > self.comm_bank_t[job]:
+            self.comm_bank_rem[job] = self._comm_rem_at(job, t)
+            self.comm_bank_t[job] = t
+        self.comm_k[job] = k
+        self.comm_per_byte[job] = per_byte
+        end = self.comm_bank_t[job] + math.ceil(self.comm_bank_rem[job] * per_byte)
+        self.comm_end[job] = end
+        self.comm_version[job] += 1
+        self._seq += 1
+        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
+
+    def _apply_probe_defect(self, t: int) -> None:
+        counts: dict[int, int] = {}
+        for probed in self._probe_marks.values():
+            if probed in self.comm_running:
+                counts[probed] = counts.get(probed, 0) + 1
+        for job in sorted(self.comm_running):
+            factor = 1 + counts.get(job, 0)
+            if factor != self.comm_speedup[job]:
+                self.comm_speedup[job] = factor
+                self._rerate(job, t)
+
+    # =================================================================== fast path: cohorts
+    # A cohort is a set of workers of one job that started the same task at the same instant. Until
+    # something could change its schedule it runs in closed form; its schedule is periodic from a
+    # virtual origin o: iteration m's forward tasks run in [o+mP, o+mP+t_f), its backward tasks in
+    # [o+mP+t_f, o+mP+t_c) and, for a closed-form multi-server gang, its uncontended all-reduce in
+    # [o+mP+t_c, o+(m+1)P). A partial cohort covers the rest of its workers' current iteration; a
+    # *gang* (every worker of the job) may cover whole iterations (``whole``). Nothing is simulated
+    # inside; the cohort is materialised back into task-level state at its end, or at the first
+    # instant at which another job could take one of its GPUs.
+    def _work(self, c: _Cohort, x: int) -> int:
+        """Per-worker compute time finished in ``[0, x]`` of cohort ``c``'s schedule (ns)."""
+        span = c.end - c.origin
+        if x > span:
+            x = span
+        n, r = divmod(x, c.period)
+        job = c.job
+        done = n * self.tc[job]
+        tf = self.tf[job]
+        if r >= tf:
+            done += tf
+            if r >= self.tc[job]:
+                done += self.tb[job]
+        return done
+
+    def _job_R(self, job: int, t: int) -> int:
+        """``R_J`` at time ``t`` counting the closed-form progress of its cohorts (up to their ends)."""
+        r = self.R[job]
+        for c in self.cohorts[job]:
+            r -= c.size * (self._work(c, t - c.origin) - c.work0)
+        return r
+
+    def _job_R_floor(self, job: int) -> int:
+        """``R_J`` once its current cohorts have finished: the lowest it gets before another event."""
+        r = self.R[job]
+        for c in self.cohorts[job]:
+            r -= c.size * (self._work(c, c.end - c.origin) - c.work0)
+        return r
+
+    def _next_decision(self, c: _Cohort, t: int, strict: bool) -> int:
+        """First instant ``>= t`` (``> t`` if the decision at ``t`` was taken) at which ``c``'s GPUs decide.
+
+        Decisions happen at task boundaries (offsets 0 and ``t_f`` of each period) and, for a
+        closed-form multi-server gang, throughout its all-reduce (its GPUs are idle then).
+        """
+        period = c.period
+        tf, tc = self.tf[c.job], self.tc[c.job]
+        n, r = divmod(t - c.origin, period)
+        base = c.origin + n * period
+        if r == 0:
+            return base + tf if strict else t
+        if r < tf:
+            return base + tf
+        if r == tf:
+            if not strict:
+                return t
+            return base + tc if tc < period else base + period
+        if r < tc:
+            return base + tc if tc < period else base + period
+        if strict:
+            raise InvariantError(f"cohort of job {c.job}: strict decision query inside its all-reduce at {t}")
+        return t
+
+    def _form_cohorts(self, started: list[tuple[int, int, int, int]], t: int) -> None:
+        """Group the tasks started in this compute pass by (job, phase) into cohorts."""
+        groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        phase = self.phase
+        for job, w, g, _ in started:
+            key = (job, phase[job][w])
+            members = groups.get(key)
+            if members is None:
+                groups[key] = [(w, g)]
+            else:
+                members.append((w, g))
+        for (job, ph), members in groups.items():
+            if len(members) == self.G[job] or ph == FW_RUN or len(members) > 1:
+                self._cohort_start(job, members, t, ph)
+
+    def _has_other_ready(self, job: int) -> bool:
+        phase = self.phase
+        for g in self.job_gpus[job]:
+            for other, w in self.residents[g]:
+                if other != job:
+                    p = phase[other][w]
+                    if p == FW_READY or p == BW_READY:
+                        return True
+        return False
+
+    def _cohort_start(self, job: int, members: list[tuple[int, int]], t: int, running_phase: int) -> None:
+        """Workers ``members`` of ``job`` all started the same task at ``t``: run on in closed form."""
+        tf, tc = self.tf[job], self.tc[job]
+        c = _Cohort()
+        c.job = job
+        size = c.size = len(members)
+        workers, gpus = zip(*members)
+        c.workers = workers
+        c.gpus = gpus
+        c.t0 = t
+        # Started with the forward (offset 0) or the backward task (offset t_f); the per-worker
+        # work done at that offset is the offset itself.
+        phase0 = c.phase0 = c.work0 = 0 if running_phase == FW_RUN else tf
+        origin = c.origin = t - phase0
+        c.iter0 = self.iters_done[job]
+        c.comm_ns = 0
+        c.whole = False
+        c.period = tc
+        c.end = origin + tc  # the rest of this iteration's compute
+        gang = size == self.G[job]
+        if gang:
+            iters_left = self.F[job] - self.iters_done[job]
+            if not self.multi[job]:
+                # One server: the all-reduce is free, so whole iterations follow back to back.
+                c.whole = True
+                c.end = origin + iters_left * tc
+            elif (
+                self._solo_comm_ok
+                and all(self.multi_on_server[s] == 1 for s in self.job_servers[job])
+                and not self._has_other_ready(job)
+            ):
+                # No other multi-server job on its servers, so nobody can contend for its NICs and
+                # its all-reduce is admitted at once with k = 1; no other work waits on its GPUs.
+                c.comm_ns = self.allreduce_ns(job, 1)
+                c.whole = True
+                c.period = tc + c.comm_ns
+                c.end = origin + iters_left * c.period
+        c.cut = -1
+        c.version = 0
+        c.active = True
+        c.holding = False
+        # A multi-server gang whose all-reduce must be simulated (it may be contended) keeps its
+        # GPUs through the all-reduce while no other work is ready on them (see _cohort_compute_end).
+        c.hold = gang and not c.whole and self.multi[job]
+        cohort_of_gpu = self.cohort_of_gpu
+        for g in gpus:
+            cohort_of_gpu[g] = c  # its tasks' end events are replaced by the cohort's
+        self.cohorts[job].append(c)
+        self._seq += 1
+        heapq.heappush(self._heap, (c.end, self._seq, _EV_COHORT, c, 0))
+        stats = self.stats
+        stats.cohorts_formed += 1
+        if gang:
+            stats.gangs_formed += 1
+        if self._watch:
+            # R_J's floor falls (its R at t does not: the decisions at t stand): re-check the
+            # cohorts this job's other workers wait behind, from their next boundary on.
+            self._notify_priority_change(job, t, strict=True)
+        if not c.comm_ns:
+            # Work already waiting on these GPUs lost the decision at t; it may win a later boundary.
+            phase = self.phase
+            residents = self.residents
+            for g in gpus:
+                here = residents[g]
+                if len(here) == 1:
+                    continue
+                for other, w in here:
+                    if other != job:
+                        p = phase[other][w]
+                        if p == FW_READY or p == BW_READY:
+                            self._cohort_interference(c, g, other, w, t, strict=True)
+                            if not c.active or c.cut >= 0:
+                                return
+
+    def _cohort_interference(self, c: _Cohort, g: int, other: int, w: int, t: int, strict: bool = False) -> None:
+        """``other``'s worker ``w`` has ready work on ``c``'s GPU ``g``: cut ``c`` where that matters."""
+        if not c.active:
+            return
+        if c.holding:
+            if self._in_compute_pass:
+                raise InvariantError(f"held gang of job {c.job} interfered with during the compute pass")
+            self._release_held(c, t)
+            return
+        at = self._next_decision(c, t, strict)
+        if at >= c.end:
+            return  # the cohort ends (and its GPUs decide) by then anyway
+        if not c.comm_ns:
+            # SRSF at that boundary. R only falls while a job runs: if ``other`` loses even with
+            # its lowest R before its next event, against c's job's R at the boundary (which can
+            # only be lower still), it loses at every later boundary too, until one of its events
+            # lowers its R further — then this is called again.
+            r_other = self._job_R_floor(other) if self.cohorts[other] else self.R[other]
+            job = c.job
+            r_job = self._job_R(job, at)
+            if r_other > r_job or (r_other == r_job and other > job):
+                watch = self._watch.get(other)
+                if watch is None:
+                    self._watch[other] = [(c, g, w)]
+                else:
+                    watch.append((c, g, w))
+                return
+        self._cohort_cut_at(c, at)
+
+    def _notify_priority_change(self, job: int, t: int, strict: bool = False) -> None:
+        """``job``'s remaining service fell: cohorts it waits behind may now lose a boundary to it."""
+        watch = self._watch.pop(job, None)
+        if not watch:
+            return
+        phase = self.phase[job]
+        cohort_of_gpu = self.cohort_of_gpu
+        for c, g, w in watch:
+            if cohort_of_gpu[g] is c and not c.holding and (phase[w] == FW_READY or phase[w] == BW_READY):
+                self._cohort_interference(c, g, job, w, t, strict)
+
+    def _cohort_cut_at(self, c: _Cohort, at: int) -> None:
+        if at <= self.now_ns:
+            if self._in_compute_pass:
+                raise InvariantError(f"cohort of job {c.job} cut at {at} during the compute pass at {self.now_ns}")
+            self.stats.cohort_cuts += 1
+            self._cohort_materialise(c, self.now_ns)
+            return
+        if 0 <= c.cut <= at:
+            return
+        c.cut = at
+        c.version += 1
+        self._seq += 1
+        heapq.heappush(self._heap, (at, self._seq, _EV_COHORT, c, c.version))
+        self.stats.cohort_cuts += 1
+
+    def _cohort_materialise(self, c: _Cohort, t: int) -> None:
+        """Turn cohort ``c`` back into task-level state at time ``t`` (what per-task events give)."""
+        job = c.job
+        tf, tc = self.tf[job], self.tc[job]
+        size = c.size
+        x = t - c.origin
+        if self.debug:
+            self._cohort_log_tasks(c, t)
+        self.R[job] -= size * (self._work(c, x) - c.work0)
+        c.active = False
+        self.cohorts[job].remove(c)
+        cohort_of_gpu = self.cohort_of_gpu
+        for g in c.gpus:
+            cohort_of_gpu[g] = None
+            self.busy[g] = False
+            self.cur_job[g] = -1
+            self._mark_decide(g)
+        if c.whole:
+            n, r = divmod(x, c.period)
+        else:
+            n, r = 0, x
+        g_count = self.G[job]
+        if r == 0 and n > 0:
+            # A gang's iteration iter0+n-1 ended exactly now (last backward on one server, else
+            # its all-reduce).
+            self.iters_done[job] = c.iter0 + n - 1
+            self.phase[job] = [SYNC] * g_count
+            self.bw_left[job] = 0
+            self._iteration_done(job, t)
+            return
+        if c.whole:
+            self.iters_done[job] = c.iter0 + n
+            self.bw_left[job] = g_count
+        base = c.origin + n * c.period
+        if r < tf:
+            self._resume_tasks(c, FW_RUN, base + tf)
+        elif r == tf:
+            phase = self.phase[job]
+            for w in c.workers:
+                phase[w] = BW_READY
+        elif r < tc:
+            self._resume_tasks(c, BW_RUN, base + tc)
+        else:
+            phase = self.phase[job]
+            for w in c.workers:
+                phase[w] = SYNC
+            if r == tc:
+                self.bw_left[job] -= size
+                if self.bw_left[job] == 0:
+                    self._iteration_compute_done(job, t)
+            else:
+                self.bw_left[job] = 0
+                self._comm_resume(job, base + tc, base + c.period)
+
+    def _cohort_compute_end(self, c: _Cohort, t: int) -> None:
+        """A multi-server gang finished this iteration's compute: hold its GPUs over the all-reduce?
+
+        While no other job has ready work on any of its GPUs the schedule is the same whether the
+        GPUs idle free or held: the gang keeps them (its workers wait for the all-reduce as usual)
+        and restarts its next iteration on all of them at once, without per-GPU decisions. The
+        first ready work of another job on one of them releases them all (:meth:`_release_held`).
+        """
+        job = c.job
+        if self._has_other_ready(job):
+            self._cohort_materialise(c, t)
+            return
+        if self.debug:
+            self._cohort_log_tasks(c, t)
+        self.R[job] -= c.size * (self._work(c, t - c.origin) - c.work0)
+        self.cohorts[job].remove(c)
+        c.holding = True
+        c.version += 1
+        self.held[job] = c
+        self.phase[job] = [SYNC] * self.G[job]
+        self.bw_left[job] = 0
+        self._iteration_compute_done(job, t)
+
+    def _release_held(self, c: _Cohort, t: int) -> None:
+        """Another job wants one of the GPUs a gang holds idle: give them all back (decide now)."""
+        c.active = False
+        c.holding = False
+        self.held[c.job] = None
+        cohort_of_gpu = self.cohort_of_gpu
+        for g in c.gpus:
+            cohort_of_gpu[g] = None
+            self.busy[g] = False
+            self.cur_job[g] = -1
+            self._mark_decide(g)
+
+    def _restart_held(self, t: int) -> None:
+        """Held gangs whose all-reduce ended at ``t`` and whose GPUs are still uncontested restart."""
+        restart = self._restart
+        self._restart = []
+        heap = self._heap
+        for c in restart:
+            if not (c.active and c.holding):
+                continue  # released: its GPUs decide in this pass like any other
+            job = c.job
+            tf, tc = self.tf[job], self.tc[job]
+            c.holding = False
+            self.held[job] = None
+            self.cohorts[job].append(c)
+            c.t0 = t
+            c.origin = t
+            c.phase0 = 0
+            c.iter0 = self.iters_done[job]
+            c.end = t + tc
+            c.work0 = 0
+            c.cut = -1
+            c.version += 1
+            self.phase[job] = [FW_RUN] * self.G[job]
+            self._seq += 1
+            heapq.heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
+            self.stats.compute_tasks_started += c.size
+            self.stats.gang_restarts += 1
+            if self._intervals is not None:
+                for g in c.gpus:
+                    self._intervals[g].append((t, t + tf, job))
+
+    def _resume_tasks(self, c: _Cohort, ph: int, end: int) -> None:
+        """The cohort's current task (the same on each of its workers) continues as task events."""
+        job = c.job
+        phase = self.phase[job]
+        heap = self._heap
+        for w, g in zip(c.workers, c.gpus):
+            phase[w] = ph
+            self.busy[g] = True
+            self.cur_job[g] = job
+            self.cur_worker[g] = w
+            self.gpu_version[g] += 1
+            self._seq += 1
+            heapq.heappush(heap, (end, self._seq, _EV_TASK, g, self.gpu_version[g]))
+
+    def _comm_resume(self, job: int, start: int, end: int) -> None:
+        """Re-create, as a running task, the uncontended all-reduce a gang started at ``start``."""
+        self.comm_running[job] = None
+        for s in self.job_servers[job]:
+            self.comm_count[s] += 1
+            self.comm_on_server[s].add(job)
+        self.comm_k[job] = 1
+        self.comm_per_byte[job] = self.b_ns + 0 * self.eta_ns  # exactly what _rerate computes for k = 1
+        self.comm_bank_t[job] = start + self.a_ns
+        self.comm_bank_rem[job] = self.message_bytes[job]
+        self.comm_end[job] = end
+        self.comm_speedup[job] = 1
+        self.comm_version[job] += 1
+        self._seq += 1
+        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
+        for s in self.job_servers[job]:
+            self._server_tasks_changed(s, True)
+        self._need_comm = True
+
+    def _cohort_log_tasks(self, c: _Cohort, t: int) -> None:
+        """Debug: record the compute tasks a cohort ran (intervals) and count those finished by ``t``."""
+        job = c.job
+        tf, tc = self.tf[job], self.tc[job]
+        last_m = (t - c.origin) // c.period if c.whole else 0
+        done = 0
+        for m in range(last_m + 1):
+            base = c.origin + m * c.period
+            for start, end in ((base, base + tf), (base + tf, base + tc)):
+                if start < c.t0 or start >= t:
+                    continue
+                if end <= t:
+                    done += 1
+                if start > c.t0 and self._intervals is not None:
+                    for g in c.gpus:
+                        self._intervals[g].append((start, end, job))
+        self.tasks_done[job] += done * c.size
+
+    # =================================================================== checks & results
+    def check_invariants(self, final: bool = False) -> None:
+        """Raise :class:`InvariantError` if an invariant fails (called after every decision point in debug).
+
+        Always: GPU memory never over-committed (and booked consistently), at most one job per GPU
+        without sharing, a busy GPU runs a task of one of its resident jobs, no job placed before
+        its arrival, iterations within ``[0, F)`` for running jobs, per-server all-reduce counts
+        consistent. ``final`` (or ``debug`` task records): compute-task intervals on a GPU never
+        overlap, no task before its job's arrival; every job finished its ``F`` iterations and
+        ``2·G·F`` compute tasks.
+        """
+        cap = self.cluster.gpu_memory_mb
+        for g in range(self.num_gpus):
+            used = sum(self.mem_mb[j] for j, _ in self.residents[g])
+            if used > cap + 1e-6 or abs(cap - used - self.gpu_mem_free[g]) > 1e-6:
+                raise InvariantError(f"GPU {g}: memory over-committed or mis-booked ({used} MB used of {cap} MB)")
+            if not self.gpu_sharing and len(self.residents[g]) > 1:
+                raise InvariantError(f"GPU {g} hosts {len(self.residents[g])} jobs without GPU sharing")
+            if self.busy[g] and self.cohort_of_gpu[g] is None:
+                j, w = self.cur_job[g], self.cur_worker[g]
+                if (j, w) not in self.residents[g] or self.phase[j][w] not in (FW_RUN, BW_RUN):
+                    raise InvariantError(f"GPU {g} is busy with job {j} worker {w}, which is not running a task there")
+        counts = [0] * self.num_servers
+        for j in self.comm_running:
+            for s in self.job_servers[j]:
+                counts[s] += 1
+        if counts != self.comm_count:
+            raise InvariantError(f"per-server all-reduce counts {self.comm_count} disagree with running tasks {counts}")
+        for j in range(self.num_jobs):
+            if self.state[j] in (RUNNING, DONE):
+                if self.placed_ns[j] < self.arrival_ns[j]:
+                    raise InvariantError(f"job {j} placed at {self.placed_ns[j]} before arrival {self.arrival_ns[j]}")
+                if self.state[j] == RUNNING and not 0 <= self.iters_done[j] < self.F[j]:
+                    raise InvariantError(f"job {j}: {self.iters_done[j]} iterations done of {self.F[j]} while running")
+        if not final:
+            return
+        if self._intervals is not None:
+            for g, ivs in enumerate(self._intervals):
+                ivs.sort()
+                for (s0, e0, j0), (s1, e1, j1) in zip(ivs, ivs[1:]):
+                    if s1 < e0:
+                        raise InvariantError(f"GPU {g}: tasks of jobs {j0}, {j1} overlap ({s0}-{e0}, {s1}-{e1} ns)")
+                for s0, _, j0 in ivs:
+                    if s0 < self.arrival_ns[j0]:
+                        raise InvariantError(f"job {j0} ran a task at {s0} before its arrival {self.arrival_ns[j0]}")
+        logged = [0] * self.num_jobs
+        for ivs in self._intervals or ():
+            for _, _, j in ivs:
+                logged[j] += 1
+        for j in range(self.num_jobs):
+            expected = 2 * self.G[j] * self.F[j]
+            if self.state[j] != DONE:
+                raise InvariantError(f"job {j} never finished")
+            if self.iters_done[j] != self.F[j]:
+                raise InvariantError(f"job {j}: {self.iters_done[j]} of {self.F[j]} iterations")
+            if self._intervals is not None and self.tasks_done[j] != expected:
+                raise InvariantError(f"job {j}: {self.tasks_done[j]} compute tasks, expected {expected}")
+            if self._intervals is not None and logged[j] != expected:
+                raise InvariantError(f"job {j}: {logged[j]} task intervals recorded, expected {expected}")
+
+    def task_intervals(self) -> list[list[tuple[float, float, int]]]:
+        """Debug mode: per GPU, the ``(start_s, end_s, job)`` of every compute task (gangs included)."""
+        if self._intervals is None:
+            raise ConfigError("task intervals are recorded only with debug=True")
+        return [[(s / NS_PER_S, e / NS_PER_S, j) for s, e, j in sorted(ivs)] for ivs in self._intervals]
+
+    def result(self, policy: str = "") -> SimResult:
+        """Per-job records: start = first task start, finish = last all-reduce (or backward) end."""
+        n = self.num_jobs
+        w = self.workload
+        start = np.array([s / NS_PER_S if s >= 0 else np.nan for s in self.start_ns], dtype=np.float64)
+        finish = np.array([f / NS_PER_S if f >= 0 else np.nan for f in self.finish_ns], dtype=np.float64)
+        ideal = np.zeros(n)
+        for j in range(n):
+            per_iter = self.tc[j] / NS_PER_S
+            if self.multi[j]:
+                per_iter += self.model.a + self.model.b * self.message_bytes[j]
+            ideal[j] = self.F[j] * per_iter
+        return SimResult(
+            workload=w,
+            cluster=self.cluster,
+            start=start,
+            finish=finish,
+            n_servers=np.array([len(s) for s in self.job_servers], dtype=np.int64),
+            gpu_ids=list(self.job_gpus),
+            ideal_runtime=ideal,
+            decisions=self.placements,
+            policy=policy,
+            extra={"engine": "task", "stats": dict(vars(self.stats))},
+        )
