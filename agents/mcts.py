@@ -62,7 +62,7 @@ def _classic_key(sim: Simulator, order: str) -> list[float] | None:
     """ClassicPolicy's priority key per job (None for FIFO = arrival/index order)."""
     if order == "fifo":
         return None
-    policy = ClassicPolicy(order, "pack")
+    policy = ClassicPolicy(order, "pack")  # computes the key in reset
     policy.reset(sim, np.random.default_rng(0))
     return policy._key
 
@@ -152,8 +152,7 @@ class ClassicGuide:
     def finish_native(self, sim: Simulator, rng: np.random.Generator) -> None:
         """Run the native policy on ``sim`` (mutated) until every job has finished."""
         policy = self.policy
-        policy._key = self.key(sim) or []
-        policy._rng = rng
+        policy.reset(sim, rng, key=self.key(sim))
         while not sim.done:
             if sim.queue:
                 policy.schedule(sim)

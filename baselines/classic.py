@@ -47,21 +47,29 @@ class ClassicPolicy:
         self._rng = np.random.default_rng(0)
         self._key: list[float] = []
 
-    def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
+    def reset(self, sim: Simulator, rng: np.random.Generator, key: list[float] | None = None) -> None:
+        """Prepare for ``sim``'s episode (also mid-episode, e.g. on a forked simulator).
+
+        Args:
+            key: precomputed priority key per job (callers that restart the policy often, such
+                as MCTS rollouts, pass it to skip recomputing it); ignored for FIFO.
+        """
         self._rng = rng
         w = sim.workload
         self._gpus = w.gpus.tolist()
         if self.order == "fifo":
             self._key = []
             return
-        tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
-        duration = w.iterations * tau  # SJF: F_j · τ̂_j
-        if self.order == "srsf":
-            duration = duration * w.gpus  # remaining service (non-preemptive: remaining = F_j)
-        self._key = duration.tolist()
+        if key is None:
+            tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
+            duration = w.iterations * tau  # SJF: F_j · τ̂_j
+            if self.order == "srsf":
+                duration = duration * w.gpus  # remaining service (non-preemptive: remaining = F_j)
+            key = duration.tolist()
+        self._key = list(key)
         # Jobs by rank (key, then index). The queue is kept as a sorted list of ranks: arrivals come
         # in job-index order and started jobs are dropped lazily, so no per-call sort of the queue.
-        order = np.lexsort((np.arange(w.num_jobs), duration))
+        order = np.lexsort((np.arange(w.num_jobs), np.asarray(self._key, dtype=np.float64)))
         rank = np.empty(w.num_jobs, dtype=np.int64)
         rank[order] = np.arange(w.num_jobs)
         self._rank = rank.tolist()

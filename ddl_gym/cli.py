@@ -32,6 +32,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_POLICIES: tuple[str, ...] = (
     "fifo+pack", "fifo+ff", "sjf+pack", "srsf+pack", "srsf+ca", "srsf+ls", "sjf-bco",
 )
+#: The leaderboard's fully trained agent, shown in the demo next to the briefly trained one.
+DEMO_SHIPPED_AGENT: Path | None = REPO_ROOT / "leaderboard" / "default" / "agents" / "maskable-ppo-default.zip"
 #: Held-out evaluation seeds of the demo start here (agent training uses other seeds).
 DEMO_SEED_OFFSET = 1000
 
@@ -185,8 +187,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                                          preset="demo", bc_expert="sjf+ca")
             except (ImportError, ConfigError) as exc:  # the reference policies are still worth showing
                 print(f"note: no agent in this demo (training failed: {exc})", file=sys.stderr)
-    shipped = REPO_ROOT / "leaderboard" / "default" / "agents" / "maskable-ppo-default.zip"
-    if shipped.exists():  # the leaderboard's fully trained agent, evaluated without training
+    shipped = DEMO_SHIPPED_AGENT
+    if shipped is not None and shipped.exists():  # the leaderboard's fully trained agent, evaluated without training
         policies.append(f"maskable-ppo:{shipped.relative_to(Path.cwd()) if shipped.is_relative_to(Path.cwd()) else shipped}")
     print(f"evaluating {len(policies) + (agent_spec is not None)} policies on scenario 'default', "
           f"held-out seeds {seeds[0]}-{seeds[-1]} ...", file=sys.stderr)

@@ -144,6 +144,7 @@ def test_demo_without_agent_compares_reference_policies(
     import ddl_gym.cli as cli
 
     monkeypatch.setattr(cli, "DEMO_POLICIES", ("fifo+pack", "srsf+pack", "no-such-policy"))
+    monkeypatch.setattr(cli, "DEMO_SHIPPED_AGENT", None)
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--timesteps", "0", "--seeds", "1", "--no-progress", "--workers", "1"]) == 0
     captured = capsys.readouterr()
