@@ -149,6 +149,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("results") / Path(args.scenario).stem
     results = evaluate(
         policies, args.scenario, seeds, out, workers=args.workers, workload_csv=args.workload,
+        drop_oversized=args.drop_oversized,
         progress=not args.no_progress, debug=args.debug, overwrite=args.overwrite, plots=not args.no_plots,
         echo=True,
     )
@@ -249,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--seed-list", help="comma-separated seeds, e.g. 0,1,7")
     ev.add_argument("--out", help="results folder (default results/<scenario>)")
     ev.add_argument("--workload", help="workload CSV replacing the scenario's workload")
+    ev.add_argument("--drop-oversized", action="store_true",
+                    help="drop workload jobs needing more GPUs than the cluster (counted warning) instead of failing")
     ev.add_argument("--workers", type=int, help="parallel processes (default: min(cores, runs))")
     ev.add_argument("--debug", action="store_true", help="check simulator invariants at every event (slow)")
     ev.add_argument("--overwrite", action="store_true", help="recompute runs already in --out")

@@ -218,7 +218,8 @@ def git_sha() -> str:
 
 
 # ============================================================================ scenarios & policies
-def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path | None = None) -> Scenario:
+def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path | None = None,
+                     drop_oversized: bool = False) -> Scenario:
     """The scenario to evaluate on, with its workload replaced by a CSV file if one is given.
 
     With ``workload_csv`` the scenario keeps its cluster and performance model, every seed gets
@@ -229,12 +230,10 @@ def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path |
     if workload_csv is None:
         return base
     path = Path(workload_csv)
+    from ddl_gym.scenarios import CsvSource
 
-    def source(rng: np.random.Generator, cluster: Any) -> Any:
-        from ddl_gym.workloads.csv_io import read_workload_csv
-
-        return read_workload_csv(path, cluster=cluster)
-
+    # Jobs larger than the cluster are an error unless the user asks to drop them (counted warning).
+    source = CsvSource(str(path), drop_oversized=drop_oversized)
     return dataclasses.replace(base, workload=source, name=f"{base.name}@{path.stem}",
                                description=f"{base.description} (workload from {path})")
 
@@ -434,6 +433,7 @@ def simulate(policy: Any, scenario: Scenario, seed: int, *, debug: bool = False)
 class _PairTask:
     scenario: str | Scenario  # a spec string in worker processes; Scenario objects run in-process
     workload_csv: str | None
+    drop_oversized: bool
     policy: str | Any  # a spec string, or a policy object (in-process only)
     label: str
     seed: int
@@ -463,7 +463,7 @@ def _pair_records(task: _PairTask, scenario: Scenario, run: EpisodeRun) -> tuple
 
 def _run_pair(task: _PairTask) -> tuple[dict[str, Any], dict[str, Any]]:
     """Evaluate one pair from scratch (fresh scenario and policy objects: no state leaks between pairs)."""
-    scenario = resolve_scenario(task.scenario, task.workload_csv)
+    scenario = resolve_scenario(task.scenario, task.workload_csv, task.drop_oversized)
     policy = load_policy_spec(task.policy) if isinstance(task.policy, str) else task.policy
     run = simulate(policy, scenario, task.seed, debug=task.debug)
     return _pair_records(task, scenario, run)
@@ -700,6 +700,7 @@ def evaluate(
     *,
     workers: int | None = None,
     workload_csv: str | Path | None = None,
+    drop_oversized: bool = False,
     progress: bool = True,
     debug: bool = False,
     overwrite: bool = False,
@@ -718,6 +719,8 @@ def evaluate(
         out: results folder (created); ``None`` keeps everything in memory.
         workers: parallel processes (default ``min(cpu_count, pairs)``; 1 runs in-process).
         workload_csv: run every seed on this workload file instead of the scenario's workload.
+        drop_oversized: drop workload-file jobs needing more GPUs than the cluster (a counted
+            warning) instead of failing.
         progress: show a tqdm progress bar (stderr).
         debug: check simulator invariants after every event (slow).
         overwrite: recompute pairs already in ``out/summary.csv`` (default: reuse them).
@@ -736,7 +739,7 @@ def evaluate(
         policies = [p.strip() for p in policies.split(",") if p.strip()]
     seed_list = _as_seed_list(seeds)
     csv_text = str(Path(workload_csv).resolve()) if workload_csv is not None else None
-    resolved = resolve_scenario(scenario, csv_text)
+    resolved = resolve_scenario(scenario, csv_text, drop_oversized)
     resolved.episode(seed_list[0])  # fail now (with the file's name) on a bad workload/scenario file
 
     # Policies: validate every name before running anything; objects keep their identity.
@@ -781,7 +784,7 @@ def evaluate(
 
     handle = _scenario_for_workers(scenario)
     provenance = (package_version(), git_sha())
-    tasks = [_PairTask(handle, csv_text, entries[label], label, seed, debug, provenance)
+    tasks = [_PairTask(handle, csv_text, drop_oversized, entries[label], label, seed, debug, provenance)
              for (_, label, seed) in todo]
     # Pairs with a picklable handle and a policy given by name may go to worker processes.
     portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)]

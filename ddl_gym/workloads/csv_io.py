@@ -264,7 +264,7 @@ def read_workload_csv(
                 raise _fail(path, int(lines[i]), "gpus",
                             f"job {int(job_id[i])} needs {int(gpus[i])} GPUs but the cluster has "
                             f"{cluster.num_gpus} ({int(too_big.sum())} such jobs); drop them with "
-                            "drop_oversized=True")
+                            "drop_oversized=True (ddl-gym eval --drop-oversized)")
             n_dropped = int(too_big.sum())
             keep = ~too_big
             warnings.warn(f"{path}: dropped {n_dropped} job(s) needing more than the cluster's "
