@@ -14,7 +14,7 @@ from ddl_gym.sim.engine import InvariantError, SimulationError, Simulator, run_p
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel, RARContentionModel, per_iteration_times
 from ddl_gym.sim.zoo import MODEL_ZOO
-from tests.conftest import TOY_MODEL, make_cluster, make_workload
+from tests.conftest import make_cluster, make_workload
 
 RAR = RARContentionModel(xi1=1.0, xi2=1e-3, alpha=0.5, reduce_bytes_per_s=1e11)
 

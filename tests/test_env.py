@@ -93,8 +93,8 @@ def test_invalid_action_is_a_penalised_noop():
 
 
 def test_two_envs_same_seed_same_actions_identical():
-    a, b = DDLClusterEnv("default"), DDLClusterEnv("default", placements=("pack", "random", "contention_aware"))
     a = DDLClusterEnv("default", placements=("pack", "random", "contention_aware"))
+    b = DDLClusterEnv("default", placements=("pack", "random", "contention_aware"))
     ta = rollout(a, 7, np.random.default_rng(3))
     tb = rollout(b, 7, np.random.default_rng(3))
     assert len(ta) == len(tb)
@@ -184,7 +184,7 @@ def test_render_modes():
     text = env.render()
     assert isinstance(text, str) and "free GPUs" in text and "S00[" in text
     env = DDLClusterEnv("small", render_mode="rgb_array")
-    trace = rollout(env, 0, np.random.default_rng(0))
+    rollout(env, 0, np.random.default_rng(0))
     image = env.render()
     assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
     assert (image != 255).any()  # something was drawn

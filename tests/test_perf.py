@@ -41,7 +41,7 @@ def test_two_split_jobs_sharing_servers_contend():
 
 
 def test_contention_is_max_over_the_jobs_servers_and_ignores_single_server_jobs():
-    cluster, wl = make_cluster(3, 4), make_workload([2, 2, 2], [10, 10, 10])
+    cluster = make_cluster(3, 4)
     placements = [np.array([0, 4]), np.array([5, 8]), np.array([9, 10])]  # A: s0+s1, B: s1+s2, C: s2 only
     n_servers, p = contention_counts(cluster, placements, [2, 2, 2])
     assert n_servers.tolist() == [2, 2, 1]

@@ -14,11 +14,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ddl_gym.envs.base import SimulatorEnv
 from ddl_gym.placement import PlacementRule, get_placement_rule
-from ddl_gym.scenarios import Scenario, get_scenario
-from ddl_gym.sim.engine import Simulator
-from ddl_gym.sim.metrics import SimResult
-from ddl_gym.sim.model import ConfigError, Workload
+from ddl_gym.scenarios import Scenario
+from ddl_gym.sim.model import ConfigError
 
 # Normalisation constants (log-scaled heavy-tailed quantities saturate at these).
 _WORK_MAX_S = 1e6  # seconds of estimated run time
@@ -35,7 +34,7 @@ GLOBAL_FEATURES = ("queue_length", "queue_overflow", "running_jobs", "free_fract
                    "arrivals_left_fraction", "sim_time", "mean_split_contention")
 
 
-class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
+class DDLClusterEnv(SimulatorEnv):
     """Schedule distributed deep-learning jobs on a multi-tenant GPU cluster.
 
     ## Description
@@ -143,33 +142,16 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         debug: bool = False,
     ) -> None:
-        self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
-        if self.scenario.engine != "job":
-            raise ConfigError(
-                f"scenario {self.scenario.name!r} uses the task-level engine, which DDLCluster-v0 does not drive; "
-                "evaluate its policies with `ddl-gym eval` instead"
-            )
+        self._setup_common(scenario, reward=reward, reward_scale=reward_scale, render_mode=render_mode,
+                           invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
         if window < 1:
             raise ConfigError(f"window must be >= 1, got {window}")
         if queue_order not in ("srsf", "fifo", "sjf"):
             raise ConfigError(f"queue_order must be 'srsf', 'fifo' or 'sjf', got {queue_order!r}")
-        if reward not in ("jct", "makespan", "weighted_jct"):
-            raise ConfigError(f"reward must be 'jct', 'makespan' or 'weighted_jct', got {reward!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.window = int(window)
         self.placement_names = tuple(placements)
         self._rules: tuple[PlacementRule, ...] = tuple(get_placement_rule(p) for p in self.placement_names)
         self.queue_order = queue_order
-        self.reward_kind = reward
-        self.reward_scale = float(reward_scale)
-        self.invalid_action_penalty = float(invalid_action_penalty)
-        self.max_decisions = max_decisions
-        self.render_mode = render_mode
-        self.debug = debug
-
-        probe = self.scenario.sample_cluster(np.random.default_rng(0))
-        self.num_servers = probe.num_servers
         n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) * self.window + len(GLOBAL_FEATURES)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
         self.action_space = spaces.Discrete(1 + self.window * len(self._rules))
@@ -177,23 +159,14 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
             "servers": self.num_servers, "server_features": SERVER_FEATURES, "window": self.window,
             "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES, "placements": self.placement_names,
         }
-        self.sim: Simulator | None = None
         self._obs = np.zeros(n_obs, dtype=np.float32)
         self._window: list[int] = []
         self._mask: np.ndarray | None = None
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        options = options or {}
-        cluster, workload = self.scenario.sample(self.np_random)
-        if "workload" in options:
-            workload = self._load_option_workload(options["workload"], cluster)
-        if cluster.num_servers != self.num_servers:
-            raise ConfigError(f"scenario {self.scenario.name!r} changed its server count ({cluster.num_servers} != {self.num_servers})")
-        self.sim = Simulator(cluster, workload, self.scenario.model, debug=self.debug)
+        self._start_episode(seed, options)
         self._prepare_episode()
-        self._steps = 0
         self._auto_advance()
         obs = self._observe()
         return obs, self._info(invalid=False)
@@ -249,12 +222,6 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
             mask[0] = 1
         return mask
 
-    def result(self) -> SimResult:
-        """Per-job records of the current episode (complete once terminated)."""
-        if self.sim is None:
-            raise gym.error.ResetNeeded("call reset() first")
-        return self.sim.result("env")
-
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None or self.sim is None:
             return None
@@ -262,38 +229,12 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
             return self._render_text()
         return self._render_rgb()
 
-    def close(self) -> None:
-        self.sim = None
-
-    def fork(self) -> DDLClusterEnv:
-        """An exact, independent copy of this env mid-episode (for tree search / rollouts).
-
-        The copy shares the immutable scenario, workload and per-episode static features, copies
-        the simulator state (:meth:`Simulator.fork`) and the random generator, so the original and
-        the copy replay identically under the same actions.
-        """
-        twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        twin._np_random = None
-        if self._np_random is not None:
-            generator = np.random.Generator(type(self._np_random.bit_generator)())
-            generator.bit_generator.state = self._np_random.bit_generator.state
-            twin._np_random = generator
-        twin.sim = self.sim.fork() if self.sim is not None else None
-        twin._window = list(self._window) if self.sim is not None else []
+    def _fork_state(self, twin: DDLClusterEnv) -> None:
+        twin._window = list(self._window)
         twin._ranked_queue = list(getattr(self, "_ranked_queue", []))
         twin._obs = self._obs.copy()
-        return twin
 
     # ------------------------------------------------------------------ internals
-    def _load_option_workload(self, value: Any, cluster: Any) -> Workload:
-        if isinstance(value, Workload):
-            value.check_fits(cluster)
-            return value
-        from ddl_gym.workloads.csv_io import read_workload_csv
-
-        return read_workload_csv(str(value), cluster=cluster)
-
     def _prepare_episode(self) -> None:
         sim = self.sim
         assert sim is not None
@@ -389,15 +330,6 @@ class DDLClusterEnv(gym.Env[np.ndarray, np.int64]):
                 return
             if not sim.advance():
                 return
-
-    def _objective_area(self) -> float:
-        sim = self.sim
-        assert sim is not None
-        if self.reward_kind == "jct":
-            return sim.jobs_area
-        if self.reward_kind == "weighted_jct":
-            return sim.weighted_area
-        return sim.now
 
     def _observe(self) -> np.ndarray:
         sim = self.sim

@@ -15,11 +15,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ddl_gym.envs.base import SimulatorEnv
 from ddl_gym.envs.cluster_env import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S, _WORK_MAX_S
-from ddl_gym.scenarios import Scenario, get_scenario
-from ddl_gym.sim.engine import Simulator
-from ddl_gym.sim.metrics import SimResult
-from ddl_gym.sim.model import ConfigError, Workload
+from ddl_gym.scenarios import Scenario
+from ddl_gym.sim.model import ConfigError
 
 SERVER_FEATURES = ("free_fraction", "split_jobs", "claimed")
 JOB_FEATURES = ("present", "gpus", "workers_left", "est_runtime", "comm_intensity", "waited",
@@ -28,7 +27,7 @@ GLOBAL_FEATURES = ("queue_length", "running_jobs", "free_fraction", "finished_fr
                    "arrivals_left_fraction", "sim_time", "mean_split_contention")
 
 
-class DDLPlacementEnv(gym.Env[np.ndarray, np.int64]):
+class DDLPlacementEnv(SimulatorEnv):
     """Place the workers of distributed deep-learning jobs, one GPU at a time.
 
     ## Description
@@ -126,48 +125,25 @@ class DDLPlacementEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         debug: bool = False,
     ) -> None:
-        self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
-        if self.scenario.engine != "job":
-            raise ConfigError(f"scenario {self.scenario.name!r} uses the task-level engine, which DDLClusterPlacement-v0 does not drive")
+        self._setup_common(scenario, reward=reward, reward_scale=reward_scale, render_mode=render_mode,
+                           invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
         if order not in ("srsf", "sjf", "fifo"):
             raise ConfigError(f"order must be 'srsf', 'sjf' or 'fifo', got {order!r}")
-        if reward not in ("jct", "makespan", "weighted_jct"):
-            raise ConfigError(f"reward must be 'jct', 'makespan' or 'weighted_jct', got {reward!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.order = order
-        self.reward_kind = reward
-        self.reward_scale = float(reward_scale)
         self.allow_wait = bool(allow_wait)
-        self.invalid_action_penalty = float(invalid_action_penalty)
-        self.max_decisions = max_decisions
-        self.render_mode = render_mode
-        self.debug = debug
-        probe = self.scenario.sample_cluster(np.random.default_rng(0))
-        self.num_servers = probe.num_servers
         n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) + len(GLOBAL_FEATURES)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.num_servers + 1)
         self.wait_action = self.num_servers
         self.observation_layout = {"servers": self.num_servers, "server_features": SERVER_FEATURES,
                                    "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES}
-        self.sim: Simulator | None = None
         self.current_job: int | None = None
         self._claimed = np.zeros(self.num_servers, dtype=np.int64)
-        self._steps = 0
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        options = options or {}
-        cluster, workload = self.scenario.sample(self.np_random)
-        if "workload" in options:
-            workload = self._load_option_workload(options["workload"], cluster)
-        if cluster.num_servers != self.num_servers:
-            raise ConfigError(f"scenario {self.scenario.name!r} changed its server count ({cluster.num_servers} != {self.num_servers})")
-        self.sim = Simulator(cluster, workload, self.scenario.model, debug=self.debug)
+        self._start_episode(seed, options)
         self._prepare_episode()
-        self._steps = 0
         self._next_job_or_advance()
         return self._observe(), self._info(invalid=False)
 
@@ -223,12 +199,6 @@ class DDLPlacementEnv(gym.Env[np.ndarray, np.int64]):
         """Workers of the current job placed so far, per server (a copy)."""
         return self._claimed.copy()
 
-    def result(self) -> SimResult:
-        """Per-job records of the current episode (complete once terminated)."""
-        if self.sim is None:
-            raise gym.error.ResetNeeded("call reset() first")
-        return self.sim.result("placement-env")
-
     def render(self) -> str | None:
         if self.render_mode is None or self.sim is None:
             return None
@@ -249,31 +219,10 @@ class DDLPlacementEnv(gym.Env[np.ndarray, np.int64]):
             lines.append("  ".join(row[i : i + 4]))
         return "\n".join(lines) + "\n"
 
-    def close(self) -> None:
-        self.sim = None
-
-    def fork(self) -> DDLPlacementEnv:
-        """An exact, independent copy mid-episode (simulator state, claims and generator copied)."""
-        twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        twin._np_random = None
-        if self._np_random is not None:
-            generator = np.random.Generator(type(self._np_random.bit_generator)())
-            generator.bit_generator.state = self._np_random.bit_generator.state
-            twin._np_random = generator
-        twin.sim = self.sim.fork() if self.sim is not None else None
+    def _fork_state(self, twin: DDLPlacementEnv) -> None:
         twin._claimed = self._claimed.copy()
-        return twin
 
     # ------------------------------------------------------------------ internals
-    def _load_option_workload(self, value: Any, cluster: Any) -> Workload:
-        if isinstance(value, Workload):
-            value.check_fits(cluster)
-            return value
-        from ddl_gym.workloads.csv_io import read_workload_csv
-
-        return read_workload_csv(str(value), cluster=cluster)
-
     def _prepare_episode(self) -> None:
         sim = self.sim
         assert sim is not None
@@ -332,15 +281,6 @@ class DDLPlacementEnv(gym.Env[np.ndarray, np.int64]):
                 return
             if not sim.advance():
                 return
-
-    def _objective_area(self) -> float:
-        sim = self.sim
-        assert sim is not None
-        if self.reward_kind == "jct":
-            return sim.jobs_area
-        if self.reward_kind == "weighted_jct":
-            return sim.weighted_area
-        return sim.now
 
     def _observe(self) -> np.ndarray:
         sim = self.sim
