@@ -12,10 +12,11 @@ from ddl_gym.sim.perf import (
     make_performance_model,
     per_iteration_times,
 )
+from ddl_gym.sim.tasklevel import TaskLevelSimulator
 from ddl_gym.sim.zoo import MODEL_ZOO, TABLE_III_MODELS, get_model
 
 __all__ = [
     "AllReduceContentionModel", "ClusterSpec", "ConfigError", "InvariantError", "MODEL_ZOO", "ModelProfile",
     "RARContentionModel", "SUMMARY_KEYS", "Scheduler", "SimResult", "SimulationError", "Simulator",
-    "TABLE_III_MODELS", "Workload", "get_model", "make_performance_model", "per_iteration_times", "run_policy",
+    "TABLE_III_MODELS", "TaskLevelSimulator", "Workload", "get_model", "make_performance_model", "per_iteration_times", "run_policy",
 ]
