@@ -62,7 +62,9 @@ def _seed_list(args: argparse.Namespace, offset: int = 0) -> list[int]:
 
 
 def _split_names(text: str) -> list[str]:
-    names = [p.strip() for p in text.split(",") if p.strip()]
+    from ddl_gym.harness import split_policy_list
+
+    names = split_policy_list(text)
     if not names:
         raise _UsageError("--policies is empty")
     return names

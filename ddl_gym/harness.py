@@ -26,6 +26,7 @@ excluded from determinism comparisons (:data:`TIMING_COLUMNS`) and never enter t
 from __future__ import annotations
 
 import dataclasses
+import re
 import functools
 import math
 import os
@@ -236,6 +237,23 @@ def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path |
     source = CsvSource(str(path), drop_oversized=drop_oversized)
     return dataclasses.replace(base, workload=source, name=f"{base.name}@{path.stem}",
                                description=f"{base.description} (workload from {path})")
+
+
+def split_policy_list(text: str) -> list[str]:
+    """Split ``"fifo+pack,mcts:guide=srsf+pack,sims=16,srsf+ca"`` into policy specs.
+
+    A comma followed by ``key=`` continues the previous spec (options of ``mcts:...``); any other
+    comma starts a new spec.
+    """
+    specs: list[str] = []
+    for token in (t.strip() for t in text.split(",")):
+        if not token:
+            continue
+        if specs and re.match(r"[A-Za-z_]+=", token):
+            specs[-1] += "," + token
+        else:
+            specs.append(token)
+    return specs
 
 
 def is_agent_spec(spec: str) -> bool:
@@ -736,7 +754,7 @@ def evaluate(
             then the first error is raised.
     """
     if isinstance(policies, str):  # "fifo+pack" or "fifo+pack,srsf+ca": not a sequence of characters
-        policies = [p.strip() for p in policies.split(",") if p.strip()]
+        policies = split_policy_list(policies)
     seed_list = _as_seed_list(seeds)
     csv_text = str(Path(workload_csv).resolve()) if workload_csv is not None else None
     resolved = resolve_scenario(scenario, csv_text, drop_oversized)

@@ -290,3 +290,11 @@ def test_agent_spec_runs_through_the_env_identically_in_workers(tmp_path: Path) 
     assert (serial.summary["driver"] == "env").all() and serial.summary["completed"].all()
     assert serial.summary["policy"].tolist() == [spec, spec]
     pd.testing.assert_frame_equal(_without_timing(parallel.summary), _without_timing(serial.summary))
+
+
+def test_policy_lists_keep_mcts_options_together() -> None:
+    from ddl_gym.harness import split_policy_list
+
+    assert split_policy_list("fifo+pack, mcts:guide=srsf+pack,sims=16,depth=20,srsf+ca,maskable-ppo:a/b.zip") == [
+        "fifo+pack", "mcts:guide=srsf+pack,sims=16,depth=20", "srsf+ca", "maskable-ppo:a/b.zip"]
+    assert split_policy_list(" , ") == []
