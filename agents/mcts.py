@@ -45,6 +45,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ddl_gym.baselines.classic import ORDERS, ClassicPolicy
+from ddl_gym.sim.priority import priority_key
 from ddl_gym.envs.cluster_env import DDLClusterEnv
 from ddl_gym.placement import get_placement_rule
 from ddl_gym.scenarios import Scenario, get_scenario
@@ -60,11 +61,8 @@ PriorFn = Callable[[np.ndarray, np.ndarray, dict], np.ndarray]
 # ---------------------------------------------------------------------------- classic guide as env actions
 def _classic_key(sim: Simulator, order: str) -> list[float] | None:
     """ClassicPolicy's priority key per job (None for FIFO = arrival/index order)."""
-    if order == "fifo":
-        return None
-    policy = ClassicPolicy(order, "pack")  # computes the key in reset
-    policy.reset(sim, np.random.default_rng(0))
-    return policy._key
+    key = priority_key(sim, order)
+    return None if key is None else key.tolist()
 
 
 def classic_env_action(env: DDLClusterEnv, order: str = "srsf", placement: str = "pack",

@@ -21,8 +21,9 @@ import numpy as np
 
 from ddl_gym.placement import PlacementRule, get_placement_rule
 from ddl_gym.sim.engine import QUEUED, Simulator
+from ddl_gym.sim.model import ConfigError
+from ddl_gym.sim.priority import ORDERS, priority_key
 
-ORDERS = ("fifo", "sjf", "srsf")
 
 
 class ClassicPolicy:
@@ -37,8 +38,6 @@ class ClassicPolicy:
 
     def __init__(self, order: str = "fifo", placement: str = "pack") -> None:
         if order not in ORDERS:
-            from ddl_gym.sim.model import ConfigError
-
             raise ConfigError(f"unknown job order {order!r}; choose one of {ORDERS}")
         self.order = order
         self.placement_name = placement
@@ -61,11 +60,7 @@ class ClassicPolicy:
             self._key = []
             return
         if key is None:
-            tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
-            duration = w.iterations * tau  # SJF: F_j · τ̂_j
-            if self.order == "srsf":
-                duration = duration * w.gpus  # remaining service (non-preemptive: remaining = F_j)
-            key = duration.tolist()
+            key = priority_key(sim, self.order).tolist()
         self._key = list(key)
         # Jobs by rank (key, then index). The queue is kept as a sorted list of ranks: arrivals come
         # in job-index order and started jobs are dropped lazily, so no per-call sort of the queue.

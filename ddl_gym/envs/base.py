@@ -82,6 +82,33 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
             return sim.weighted_area
         return sim.now
 
+    def _finish_step(self, before: float, invalid: bool) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """The common end of ``step``: reward from the objective's area, episode end, obs, info.
+
+        Args:
+            before: :meth:`_objective_area` at the start of the step.
+            invalid: whether the action was masked (a no-op that costs ``invalid_action_penalty``).
+        """
+        sim = self.sim
+        assert sim is not None
+        self._steps += 1
+        reward = -(self._objective_area() - before) * self.reward_scale
+        if invalid:
+            reward -= self.invalid_action_penalty
+        terminated = sim.done
+        truncated = bool(self.max_decisions is not None and self._steps >= self.max_decisions and not terminated)
+        obs = self._observe()
+        info = self._info(invalid=invalid)
+        if terminated or truncated:
+            info["metrics"] = sim.result().summary()
+        return obs, float(reward), bool(terminated), truncated, info
+
+    def _observe(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _info(self, invalid: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
     def result(self) -> SimResult:
         """Per-job records of the current episode (complete once terminated)."""
         if self.sim is None:

@@ -17,6 +17,7 @@ from gymnasium import spaces
 from ddl_gym.envs.base import SimulatorEnv
 from ddl_gym.placement import PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
+from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
 from ddl_gym.sim.model import ConfigError
 
 # Normalisation constants (log-scaled heavy-tailed quantities saturate at these).
@@ -189,17 +190,7 @@ class DDLClusterEnv(SimulatorEnv):
                 sim.start(job, ids)
             self._auto_advance()
             self._mask = None
-        self._steps += 1
-        reward = -(self._objective_area() - before) * self.reward_scale
-        if invalid:
-            reward -= self.invalid_action_penalty
-        terminated = sim.done
-        truncated = bool(self.max_decisions is not None and self._steps >= self.max_decisions and not terminated)
-        obs = self._observe()
-        info = self._info(invalid=invalid)
-        if terminated or truncated:
-            info["metrics"] = sim.result().summary()
-        return obs, float(reward), bool(terminated), truncated, info
+        return self._finish_step(before, invalid)
 
     def action_masks(self) -> np.ndarray:
         """Valid actions as np.int8 0/1 (at least one is always 1)."""
@@ -241,23 +232,15 @@ class DDLClusterEnv(SimulatorEnv):
         w = sim.workload
         cluster = sim.cluster
         self._gpus = w.gpus.tolist()
-        tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
-        runtime = w.iterations * tau
-        self._order_key: list[float] | None
-        if self.queue_order == "srsf":
-            self._order_key = (runtime * w.gpus).tolist()
-        elif self.queue_order == "sjf":
-            self._order_key = runtime.tolist()
-        else:
-            self._order_key = None
-        compute = w.per_job("forward_s") + w.per_job("backward_s")
-        ratio = 2.0 * w.per_job("gradient_bytes") / cluster.inter_bandwidth / np.maximum(compute, 1e-9)
+        runtime = nominal_runtimes(sim)
+        key = priority_key(sim, self.queue_order, runtime)
+        self._order_key: list[float] | None = None if key is None else key.tolist()
         # Static part of each job's window row, in JOB_FEATURES order (waited/fits_* filled per step).
         static = np.zeros((w.num_jobs, len(JOB_FEATURES)), dtype=np.float32)
         static[:, 0] = 1.0
         static[:, 1] = np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus)
         static[:, 2] = np.minimum(1.0, np.log1p(runtime) / math.log1p(_WORK_MAX_S))
-        static[:, 4] = ratio / (1.0 + ratio)
+        static[:, 4] = comm_intensity(w, cluster)
         self._job_static = static
         self._job_static_rows = static.tolist()
         self._zero_rows = [[0.0] * (len(JOB_FEATURES) * (self.window - k)) for k in range(self.window + 1)]

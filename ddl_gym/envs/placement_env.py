@@ -18,6 +18,7 @@ from gymnasium import spaces
 from ddl_gym.envs.base import SimulatorEnv
 from ddl_gym.envs.cluster_env import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S, _WORK_MAX_S
 from ddl_gym.scenarios import Scenario
+from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
 from ddl_gym.sim.model import ConfigError
 
 SERVER_FEATURES = ("free_fraction", "split_jobs", "claimed")
@@ -154,7 +155,7 @@ class DDLPlacementEnv(SimulatorEnv):
         before = self._objective_area()
         mask = self.action_masks()
         action = int(action)
-        invalid = not (0 <= action < mask.size) or mask[action] == 0
+        invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
         if not invalid and not sim.done:
             if action == self.wait_action:
                 self._drop_claim()
@@ -169,17 +170,7 @@ class DDLPlacementEnv(SimulatorEnv):
                     self._drop_claim()
                     sim.start(job, ids)
                     self._next_job_or_advance()
-        self._steps += 1
-        reward = -(self._objective_area() - before) * self.reward_scale
-        if invalid:
-            reward -= self.invalid_action_penalty
-        terminated = sim.done
-        truncated = bool(self.max_decisions is not None and self._steps >= self.max_decisions and not terminated)
-        obs = self._observe()
-        info = self._info(invalid=invalid)
-        if terminated or truncated:
-            info["metrics"] = sim.result().summary()
-        return obs, float(reward), bool(terminated), truncated, info
+        return self._finish_step(before, invalid)
 
     def action_masks(self) -> np.ndarray:
         """Valid actions as np.int8 0/1 (at least one is always 1)."""
@@ -229,21 +220,13 @@ class DDLPlacementEnv(SimulatorEnv):
         w = sim.workload
         cluster = sim.cluster
         self._gpus: list[int] = w.gpus.tolist()
-        tau = np.array([sim.nominal_iteration_time(j) for j in range(w.num_jobs)])
-        runtime = w.iterations * tau
-        # Same keys as ClassicPolicy: SRSF = F·G·τ̂, SJF = F·τ̂ (ties by index = arrival order).
-        if self.order == "srsf":
-            self._order_key: list[float] | None = (runtime * w.gpus).tolist()
-        elif self.order == "sjf":
-            self._order_key = runtime.tolist()
-        else:
-            self._order_key = None
-        compute = w.per_job("forward_s") + w.per_job("backward_s")
-        ratio = 2.0 * w.per_job("gradient_bytes") / cluster.inter_bandwidth / np.maximum(compute, 1e-9)
+        runtime = nominal_runtimes(sim)
+        key = priority_key(sim, self.order, runtime)  # the same keys as ClassicPolicy
+        self._order_key: list[float] | None = None if key is None else key.tolist()
         self._job_static = np.stack([
             np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus),
             np.log1p(runtime) / math.log1p(_WORK_MAX_S),
-            ratio / (1.0 + ratio),
+            comm_intensity(w, cluster),
         ], axis=1)
         self._arrival = w.arrival
         self._server_gpus = sim.server_gpus.astype(np.float64)
