@@ -228,6 +228,16 @@ def analyse(df: Any) -> tuple[list[dict[str, str]], dict[str, Any]]:
     return claims, curves
 
 
+def _save(fig: Any, path: Path) -> Path:
+    """Lay out, write (PNG, 120 dpi) and close a figure; returns its path."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot(curves: dict[str, Any], out: Path) -> list[Path]:
     """Figs. 4–7 as PNG files (matplotlib Agg)."""
     import matplotlib
@@ -249,10 +259,7 @@ def plot(curves: dict[str, Any], out: Path) -> list[Path]:
             ax.legend(loc="lower right")
         ax.set_title(title)
     fig.suptitle("Fig. 4: policies (20 servers, T = 1200, mean ± sd over seeds)")
-    fig.tight_layout()
-    paths.append(out / "fig4.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "fig4.png"))
 
     f5, k5 = curves["fig5"]
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
@@ -265,10 +272,7 @@ def plot(curves: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("makespan (s)")
     ax.set_title("Fig. 5: impact of κ (SJF-BCO, T = 1200)")
     ax.legend()
-    fig.tight_layout()
-    paths.append(out / "fig5.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "fig5.png"))
 
     _, m6, p6 = curves["fig6"]
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
@@ -280,10 +284,7 @@ def plot(curves: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("makespan (s)")
     ax.set_title("Fig. 6: makespan vs servers (T = 1500; dotted = planned)")
     ax.legend()
-    fig.tight_layout()
-    paths.append(out / "fig6.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "fig6.png"))
 
     _, m7 = curves["fig7"]
     fig, ax = plt.subplots(figsize=(5, 3.6))
@@ -295,10 +296,7 @@ def plot(curves: dict[str, Any], out: Path) -> list[Path]:
     ax.set_ylabel("makespan (s)")
     ax.set_title("Fig. 7: impact of λ (κ = 1)")
     ax.legend()
-    fig.tight_layout()
-    paths.append(out / "fig7.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "fig7.png"))
     return paths
 
 
