@@ -249,7 +249,7 @@ def test_total_utility_and_weighted_completion():
         pass
     summary = sim.result().summary()
     assert summary["total_utility"] == pytest.approx(90.0)  # 100 - 10, and 0 for the rejected job
-    assert summary["weighted_completion_s"] == pytest.approx(10.0)
+    assert summary["weighted_completion"] == pytest.approx(10.0)
     assert summary["resource_util_cpu"] == pytest.approx(0.0)  # a plain GPU-id start holds no CPU
 
 

@@ -10,12 +10,12 @@ import numpy as np
 from ddl_gym.sim.model import ARCHITECTURES, ClusterSpec, Workload
 
 #: Summary keys every result reports (the harness adds scenario/policy/seed/decision_time_s).
-#: ``weighted_completion_s`` is Σ w_j·C_j with absolute completion times (A-Online's objective);
+#: ``weighted_completion`` is Σ w_j·C_j in seconds with absolute completion times (A-Online's objective);
 #: ``rejected_jobs`` and ``preemptions`` count engine capability uses.
 SUMMARY_KEYS: tuple[str, ...] = (
     "jobs", "makespan_s", "avg_jct_s", "median_jct_s", "p95_jct_s", "avg_queue_s",
     "gpu_alloc_util", "gpu_compute_util", "total_jct_s", "weighted_jct_s", "avg_slowdown",
-    "weighted_completion_s", "rejected_jobs", "preemptions",
+    "weighted_completion", "rejected_jobs", "preemptions",
 )
 #: Keys added only where they are defined: ``total_utility`` (jobs whose profile has a utility,
 #: e.g. SMD's sigmoid; rejected jobs count 0) and ``resource_util_<r>`` for each non-GPU resource
@@ -134,7 +134,7 @@ class SimResult:
             "total_jct_s": float(jct.sum()),
             "weighted_jct_s": float((w.weight[done] * jct).sum()),
             "avg_slowdown": float(np.mean(runtime / np.maximum(self.ideal_runtime[done], 1e-12))),
-            "weighted_completion_s": float((w.weight[done] * self.finish[done]).sum()),
+            "weighted_completion": float((w.weight[done] * self.finish[done]).sum()),
             "rejected_jobs": int(self.rejected.sum()) if self.rejected is not None else 0,
             "preemptions": int(self.preemptions.sum()) if self.preemptions is not None else 0,
         }
