@@ -261,7 +261,7 @@ def test_ada_srsf_scenario_registered_for_the_task_engine() -> None:
 
 def test_reproduction_quick_smoke(tmp_path) -> None:
     """The reproduction command end to end on the 100x-shorter smoke setting (one process)."""
-    from ddl_gym.baselines.ada_srsf_repro import main
+    from ddl_gym.reproduce.ada_srsf import main
 
     assert main(["--quick", "--out", str(tmp_path), "--jobs", "1"]) == 0
     report = (tmp_path / "report.md").read_text()

@@ -244,7 +244,7 @@ def test_scenarios_nested_and_registered() -> None:
 
 # ----------------------------------------------------------------------------- reproduction script
 def test_reproduction_smoke(tmp_path) -> None:
-    from ddl_gym.baselines.sjf_bco_repro import build_runs, main
+    from ddl_gym.reproduce.sjf_bco import build_runs, main
 
     runs = build_runs([0], quick=True, bisection="paper")
     assert {r.fig for r in runs} == {"fig4", "fig5", "fig6", "fig7"}
