@@ -249,11 +249,12 @@ register_scenario(Scenario(
 def _register_paper_scenarios() -> None:
     """Scenarios contributed by the paper modules (imported lazily, they are optional)."""
     try:
-        from ddl_gym.baselines.sjf_bco import SJF_BCO_SCENARIOS
+        from ddl_gym.baselines.sjf_bco import SJF_BCO_SCENARIOS, sjf_bco_regime_scenario
     except ImportError:
         return
     for scenario in SJF_BCO_SCENARIOS:
         register_scenario(scenario)
+    register_scenario(sjf_bco_regime_scenario())
 
 
 # ---------------------------------------------------------------------------- lookup & files

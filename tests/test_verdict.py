@@ -9,6 +9,7 @@ from ddl_gym.reproduce.verdict import (
     Claim,
     Verdict,
     VerdictRule,
+    all_of,
     best_of,
     compare,
     equal,
@@ -103,3 +104,11 @@ def test_render_claims_and_rule_text() -> None:
     assert lines[2].startswith("| Fig. 4 | SJF-BCO makespan below FF | 283.6 vs 283.4 s | **tie** |")
     assert "2%" in RULE.describe() and "strict majority" in RULE.describe()
     assert str(Verdict("held", "x")) == "held" and Verdict("held", "x").held and not Verdict("tie", "x").held
+
+
+def test_all_of_combines_parts() -> None:
+    held, tie, no = Verdict("held", "a"), Verdict("tie", "b"), Verdict("not held", "c")
+    assert all_of(held, held).outcome == "held"
+    assert all_of(held, tie).outcome == "tie"
+    assert all_of(tie, no, held).outcome == "not held"
+    assert "held: a; tie: b" == all_of(held, tie).detail

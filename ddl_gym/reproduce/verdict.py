@@ -12,7 +12,8 @@ The rule (:class:`VerdictRule`, default :data:`RULE`: margin ``m`` = 2 %):
     margin that a majority of seeds does not share).
 
   "A above B" mirrors it. "A lowest of several" compares A, seed by seed, with the best of the
-  others on that seed.
+  others on that seed. A claim with several parts (:func:`all_of`) is held iff every part is,
+  not held iff some part is not held, and a tie otherwise.
 * **Equality claims** ("X = Y", e.g. Lemma 2's ``Ŵ_max = θ̃_u``): **held** iff ``|d̄| ≤ m`` and
   ``|d_s| ≤ m`` on a strict majority of seeds, else **not held** (no tie: a tie is the claim).
 * **Shape claims** (a curve's direction changes, e.g. SJF-BCO Fig. 5 "drop → rise → drop", Fig. 7
@@ -219,6 +220,17 @@ def monotone(mean_curve: Sequence[float], seed_curves: Sequence[Sequence[float]]
     return shape(mean_curve, seed_curves, ["drop" if direction == "decreasing" else "rise"], rule=rule)
 
 
+def all_of(*verdicts: Verdict) -> Verdict:
+    """A claim made of several parts: held iff every part is held; not held iff any part is not held;
+    tie otherwise (some part is within the margin and none is contradicted)."""
+    if not verdicts:
+        raise ValueError("all_of: need at least one verdict")
+    outcomes = [v.outcome for v in verdicts]
+    outcome: Outcome = ("not held" if "not held" in outcomes else "held" if all(o == "held" for o in outcomes)
+                        else "tie")
+    return Verdict(outcome, "; ".join(f"{v.outcome}: {v.detail}" for v in verdicts))
+
+
 # ----------------------------------------------------------------------------- claims table
 @dataclass(frozen=True)
 class Claim:
@@ -251,6 +263,6 @@ def render_claims(claims: Sequence[Claim]) -> str:
 
 
 __all__ = [
-    "Claim", "Direction", "Move", "OUTCOMES", "Outcome", "RULE", "Verdict", "VerdictRule", "best_of", "compare",
+    "Claim", "Direction", "Move", "OUTCOMES", "Outcome", "RULE", "Verdict", "VerdictRule", "all_of", "best_of", "compare",
     "equal", "monotone", "moves", "render_claims", "shape",
 ]
