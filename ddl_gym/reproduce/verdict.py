@@ -139,7 +139,8 @@ def best_of(ours: Sequence[float], others: Mapping[str, Sequence[float]], direct
     stack = np.vstack([_as_array(v, name) for name, v in others.items()])
     best = stack.min(axis=0) if direction == "lower" else stack.max(axis=0)
     v = compare(ours, best, direction, scale=scale, rule=rule)
-    return Verdict(v.outcome, v.detail + f" (vs the best of {', '.join(others)} per seed)")
+    which = "lowest" if direction == "lower" else "highest"
+    return Verdict(v.outcome, v.detail + f" (vs the {which} of {', '.join(others)} per seed)")
 
 
 def equal(values: Sequence[float], reference: Sequence[float], *, scale: Scale = "relative",
