@@ -181,7 +181,7 @@ class AdaDual:
         self.replicate_probe_defect = bool(replicate_probe_defect)
 
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool:
-        return self.decide(sim, job)[0]
+        return self.decide_hold(sim, job)[0]
 
     def decide(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
         """Alg. 2, plus the servers on which a change could turn a refusal into an admission.
@@ -193,6 +193,12 @@ class AdaDual:
         would become ``C_old``). With the probe defect: any change (as the authors' per-tick loop
         re-probes, and the probe target must be tracked).
         """
+        return self.decide_hold(sim, job)[:3]
+
+    def decide_hold(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """:meth:`decide` plus ``(hold_server, hold_count)``: a refusal by lines 21–23 stands while
+        ``hold_server`` runs at least ``hold_count`` (= 2) all-reduces, whatever else changes
+        (``hold_count = 0``: no such guarantee, e.g. a refusal by the size rule)."""
         count = sim.comm_count
         servers = sim.job_servers[job]
         max_task = 0
@@ -201,24 +207,25 @@ class AdaDual:
             c = count[s]
             if c > max_task:
                 if c > 1:  # lines 21-23: max_task > 1 whatever the other servers hold
-                    if self.replicate_probe_defect:
-                        return False, servers, servers
                     # Admission needs every server below two tasks, so waiting on the most
                     # crowded one suffices (when it drains, all others are looked at afresh).
-                    return False, (_most_crowded(count, servers),), ()
+                    crowded = _most_crowded(count, servers)
+                    if self.replicate_probe_defect:
+                        return False, servers, servers, crowded, 2
+                    return False, (crowded,), (), crowded, 2
                 max_task = c
                 first = i
         if max_task == 0:
-            return True, (), ()  # lines 10-12
+            return True, (), (), 0, 0  # lines 10-12
         (old,) = sim.comm_on_server[servers[first]]
         m_old = sim.comm_remaining_bytes(old)  # line 14: no side effect
         if self.replicate_probe_defect:
             sim.mark_probe(old, job)
         if m_old > 0.0 and sim.message_bytes[job] / m_old < self.threshold:  # lines 15-19
-            return True, (), ()
+            return True, (), (), 0, 0
         if self.replicate_probe_defect:
-            return False, servers, servers
-        return False, (servers[first],), servers[:first]
+            return False, servers, servers, 0, 0
+        return False, (servers[first],), servers[:first], 0, 0
 
 
 class SRSFn:
@@ -233,17 +240,23 @@ class SRSFn:
         self.n = int(n)
 
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool:
-        return self.decide(sim, job)[0]
+        return self.decide_hold(sim, job)[0]
 
     def decide(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
         """``(admit, dec, inc)``: a refusal stands until its most crowded server drains."""
+        return self.decide_hold(sim, job)[:3]
+
+    def decide_hold(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """:meth:`decide` plus ``(hold_server, hold_count)``: a refusal stands while its most crowded
+        server runs at least ``n`` all-reduces."""
         count = sim.comm_count
         servers = sim.job_servers[job]
         n = self.n
         for s in servers:
             if count[s] >= n:
-                return False, (_most_crowded(count, servers),), ()
-        return True, (), ()
+                crowded = _most_crowded(count, servers)
+                return False, (crowded,), (), crowded, n
+        return True, (), (), 0, 0
 
 
 def make_comm_rule(name: str, model: AllReduceContentionModel, *,
