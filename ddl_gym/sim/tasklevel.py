@@ -886,49 +886,67 @@ class TaskLevelSimulator:
         servers = self.job_servers[job]
         count = self.comm_count
         on_server = self.comm_on_server
+        comm_k = self.comm_k
+        # Running all-reduces whose k (max count over their servers) rises: only those are re-rated.
+        changed = None
         for s in servers:
-            count[s] += 1
-            on_server[s].add(job)
+            c = count[s] + 1
+            count[s] = c
+            jobs = on_server[s]
+            for j in jobs:
+                if comm_k[j] < c:
+                    if changed is None:
+                        changed = {j}
+                    else:
+                        changed.add(j)
+            jobs.add(job)
         wait_inc = self._wait_inc
         for s in servers:
             if wait_inc[s]:
                 self._server_tasks_changed(s, True)
-        self.comm_k[job] = 0
+        comm_k[job] = 0
         self.comm_per_byte[job] = 0.0
         self.comm_bank_t[job] = t + self.a_ns
         self.comm_bank_rem[job] = self.message_bytes[job]
         self.comm_speedup[job] = 1
-        self._rerate_around(servers, t)
+        rerate = self._rerate
+        if changed is None:
+            rerate(job, t)
+        else:
+            changed.add(job)
+            for j in sorted(changed):  # job order fixes the event sequence numbers
+                rerate(j, t)
 
     def _comm_end(self, job: int, t: int) -> None:
         del self.comm_running[job]
         servers = self.job_servers[job]
         count = self.comm_count
         on_server = self.comm_on_server
+        comm_k = self.comm_k
+        # Running all-reduces whose k may fall (it was this server's old count): re-rated.
+        changed = None
         for s in servers:
-            count[s] -= 1
-            on_server[s].discard(job)
+            c = count[s]
+            count[s] = c - 1
+            jobs = on_server[s]
+            jobs.discard(job)
+            for j in jobs:
+                if comm_k[j] == c:
+                    if changed is None:
+                        changed = {j}
+                    else:
+                        changed.add(j)
         wait_dec = self._wait_dec
         for s in servers:
             if wait_dec[s]:
                 self._server_tasks_changed(s, False)
         self.comm_version[job] += 1
         self._need_comm = True
-        self._rerate_around(servers, t)
+        if changed is not None:
+            rerate = self._rerate
+            for j in sorted(changed) if len(changed) > 1 else changed:
+                rerate(j, t)
         self._iteration_done(job, t)
-
-    def _rerate_around(self, servers: tuple[int, ...], t: int) -> None:
-        """Re-rate every running all-reduce on ``servers`` (in job order: it fixes event sequence numbers)."""
-        on_server = self.comm_on_server
-        if len(servers) == 1:
-            affected = on_server[servers[0]]
-        else:
-            affected = set().union(*[on_server[s] for s in servers])
-        if len(affected) > 1:
-            affected = sorted(affected)
-        rerate = self._rerate
-        for j in affected:
-            rerate(j, t)
 
     def _comm_rem_at(self, job: int, t: int) -> float:
         bank_t = self.comm_bank_t[job]
