@@ -110,11 +110,13 @@ class _Cohort:
     (``t_c``, plus the all-reduce for a closed-form multi-server gang, ``comm_ns``), ``whole``
     (covers whole iterations), ``end``, ``cut`` (pending cut time or -1), ``version`` (event
     validity), ``active``, ``hold``/``holding`` (multi-server gang that keeps its GPUs over its
-    simulated all-reduce).
+    simulated all-reduce), ``pending`` (held and its next iteration ready to restart at this
+    instant: its workers are ready but kept out of the per-GPU ready sets, as nobody else can
+    take those GPUs unless it is released).
     """
 
     __slots__ = ("job", "size", "workers", "gpus", "t0", "origin", "phase0", "iter0", "period", "comm_ns",
-                 "whole", "end", "work0", "cut", "version", "active", "hold", "holding")
+                 "whole", "end", "work0", "cut", "version", "active", "hold", "holding", "pending")
 
 
 class InvariantError(AssertionError):
@@ -450,59 +452,73 @@ class TaskLevelSimulator:
         gpu_version = self.gpu_version
         comm_version = self.comm_version
         comm_running = self.comm_running
-        limit = math.inf if until_s is None else int(round(until_s * NS_PER_S))
-        while self.num_done < n:
-            t = heap[0][0] if heap else math.inf
-            if self._next_arrival < n and arrival[self._next_arrival] < t:
-                t = arrival[self._next_arrival]
-            if t > limit:
-                if limit > self.now_ns:
-                    self.now_ns = limit  # nothing happens in between: the clock just moves on
-                return False
-            if t == math.inf:
-                raise InvariantError(
-                    f"task-level engine stuck at t={self.now:.3f}s: {len(self.queue)} jobs queued, "
-                    f"{len(self.comm_waiting)} all-reduces waiting, nothing running"
-                )
-            if t < self.now_ns:
-                raise InvariantError(f"time went backwards: {t} < {self.now_ns}")
-            self.now_ns = t
-            stats.decision_points += 1
-            # 1. Every event at t (Alg. 3 lines 4-5): task ends, all-reduce ends, cohort ends/cuts.
-            while heap and heap[0][0] == t:
-                _, _, kind, x, ver = pop(heap)
-                stats.events += 1
-                if kind == _EV_TASK:
-                    if ver == gpu_version[x]:
-                        self._task_end(x, t)
-                elif kind == _EV_COMM:
-                    if ver == comm_version[x] and x in comm_running:
-                        self._comm_end(x, t)
-                elif ver == x.version and x.active:
-                    if x.hold and t == x.end:
-                        self._cohort_compute_end(x, t)
-                    else:
-                        self._cohort_materialise(x, t)
-            # 2. Arrivals (line 6).
-            while self._next_arrival < n and arrival[self._next_arrival] <= t:
-                j = self._next_arrival
-                self.state[j] = QUEUED
-                self.queue.append(j)
-                self._next_arrival += 1
-                self._need_placement = True
-            # 3. Placement (lines 7-14), all-reduces (15-22), compute tasks (23-31).
-            if self._need_placement:
-                self._need_placement = False
-                if self.queue:
-                    self._placement_pass(t)
-            if self._need_comm:
-                self._need_comm = False
-                if self.comm_waiting:
-                    self._comm_pass(t)
-            if self._decide or self._restart:
-                self._compute_pass(t)
-            if self.debug:
-                self.check_invariants()
+        task_end = self._task_end
+        comm_end = self._comm_end
+        cohort_compute_end = self._cohort_compute_end
+        cohort_materialise = self._cohort_materialise
+        inf = math.inf
+        limit = inf if until_s is None else int(round(until_s * NS_PER_S))
+        next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+        decision_points = 0
+        try:
+            while self.num_done < n:
+                t = heap[0][0] if heap else inf
+                if next_arrival < t:
+                    t = next_arrival
+                if t > limit:
+                    if limit > self.now_ns:
+                        self.now_ns = limit  # nothing happens in between: the clock just moves on
+                    return False
+                if t == inf:
+                    raise InvariantError(
+                        f"task-level engine stuck at t={self.now:.3f}s: {len(self.queue)} jobs queued, "
+                        f"{len(self.comm_waiting)} all-reduces waiting, nothing running"
+                    )
+                if t < self.now_ns:
+                    raise InvariantError(f"time went backwards: {t} < {self.now_ns}")
+                self.now_ns = t
+                decision_points += 1
+                # 1. Every event at t (Alg. 3 lines 4-5): task ends, all-reduce ends, cohort ends/cuts.
+                events = 0
+                while heap and heap[0][0] == t:
+                    _, _, kind, x, ver = pop(heap)
+                    events += 1
+                    if kind == _EV_TASK:
+                        if ver == gpu_version[x]:
+                            task_end(x, t)
+                    elif kind == _EV_COMM:
+                        if ver == comm_version[x] and x in comm_running:
+                            comm_end(x, t)
+                    elif ver == x.version and x.active:
+                        if x.hold and t == x.end:
+                            cohort_compute_end(x, t)
+                        else:
+                            cohort_materialise(x, t)
+                stats.events += events
+                # 2. Arrivals (line 6).
+                if next_arrival <= t:
+                    while self._next_arrival < n and arrival[self._next_arrival] <= t:
+                        j = self._next_arrival
+                        self.state[j] = QUEUED
+                        self.queue.append(j)
+                        self._next_arrival += 1
+                        self._need_placement = True
+                    next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+                # 3. Placement (lines 7-14), all-reduces (15-22), compute tasks (23-31).
+                if self._need_placement:
+                    self._need_placement = False
+                    if self.queue:
+                        self._placement_pass(t)
+                if self._need_comm:
+                    self._need_comm = False
+                    if self.comm_waiting:
+                        self._comm_pass(t)
+                if self._decide or self._restart:
+                    self._compute_pass(t)
+                if self.debug:
+                    self.check_invariants()
+        finally:
+            stats.decision_points += decision_points
         if self.debug:
             self.check_invariants(final=True)
         return True
@@ -724,8 +740,8 @@ class TaskLevelSimulator:
             if not here:
                 continue
             if len(here) == 1:
-                for best, best_w in here.items():
-                    pass
+                best = next(iter(here))
+                best_w = here[best]
             else:
                 best = -1
                 best_r = 0
@@ -822,15 +838,16 @@ class TaskLevelSimulator:
         g_count = self.G[job]
         self.phase[job] = [FW_READY] * g_count
         self.bw_left[job] = g_count
-        ready = self._ready
-        for w, g in enumerate(self.job_gpus[job]):
-            ready[g][job] = w
         held = self.held[job]
         if held is not None:
             # Its GPUs are held idle for it and nothing else waits on them: it restarts as a
             # gang in the compute pass at t, unless something else becomes ready there first.
+            held.pending = True
             self._restart.append(held)
             return
+        ready = self._ready
+        for w, g in enumerate(self.job_gpus[job]):
+            ready[g][job] = w
         cohort_of_gpu = self.cohort_of_gpu
         busy = self.busy
         flag = self._decide_flag
@@ -1104,6 +1121,7 @@ class TaskLevelSimulator:
         c.version = 0
         c.active = True
         c.holding = False
+        c.pending = False
         # A multi-server gang whose all-reduce must be simulated (it may be contended) keeps its
         # GPUs through the all-reduce while no other work is ready on them (see _cohort_compute_end).
         c.hold = gang and not c.whole and self.multi[job]
@@ -1275,7 +1293,13 @@ class TaskLevelSimulator:
         """Another job wants one of the GPUs a gang holds idle: give them all back (decide now)."""
         c.active = False
         c.holding = False
-        self.held[c.job] = None
+        job = c.job
+        self.held[job] = None
+        if c.pending:  # its next iteration is ready: visible to the compute pass from now on
+            c.pending = False
+            ready = self._ready
+            for w, g in enumerate(self.job_gpus[job]):
+                ready[g][job] = w
         cohort_of_gpu = self.cohort_of_gpu
         for g in c.gpus:
             cohort_of_gpu[g] = None
@@ -1304,10 +1328,8 @@ class TaskLevelSimulator:
             c.work0 = 0
             c.cut = -1
             c.version += 1
+            c.pending = False
             self.phase[job] = [FW_RUN] * self.G[job]
-            ready = self._ready
-            for g in c.gpus:
-                del ready[g][job]
             self._seq += 1
             heapq.heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
             self.stats.compute_tasks_started += c.size
