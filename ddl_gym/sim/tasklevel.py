@@ -239,6 +239,17 @@ class TaskLevelSimulator:
         self.tf: list[int] = [int(round(p.forward_s * NS_PER_S)) for p in prof]
         self.tb: list[int] = [int(round(p.backward_s * NS_PER_S)) for p in prof]
         self.tc: list[int] = [f + b for f, b in zip(self.tf, self.tb)]
+        for i in range(n):
+            if self.tf[i] < 1 or self.tb[i] < 1:
+                # Decision: a compute task of zero duration has no place in the paper's DAG model
+                # (Table III measures t_f, t_b > 0) and would make an iteration take no time (the
+                # closed forms divide by t_c), so it is rejected at input rather than simulated.
+                p = prof[i]
+                field, value = ("forward_s", p.forward_s) if self.tf[i] < 1 else ("backward_s", p.backward_s)
+                raise ConfigError(
+                    f"model profile {p.name!r} (job {int(workload.job_id[i])}): {field} = {value!r} s rounds to 0 ns; "
+                    "the task-level engine needs forward_s and backward_s of at least 1 ns"
+                )
         self.message_bytes: list[float] = [float(p.gradient_bytes) for p in prof]
         self.mem_mb: list[float] = [float(p.gpu_memory_mb) for p in prof]
         too_big = [i for i in range(n) if self.mem_mb[i] > cluster.gpu_memory_mb]
