@@ -246,14 +246,33 @@ register_scenario(Scenario(
 ))
 
 
+#: ``"module:ATTRIBUTE"`` of each paper module's list of scenarios (or a factory returning a scenario or
+#: a list), imported on first lookup of a name
+#: that is not built in (they are optional: a missing dependency of one never breaks the others).
+PAPER_SCENARIO_SOURCES: list[str] = [
+    "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
+    "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
+]
+_PAPER_SCENARIOS_LOADED: set[str] = set()
+
+
 def _register_paper_scenarios() -> None:
-    """Scenarios contributed by the paper modules (imported lazily, they are optional)."""
-    try:
-        from ddl_gym.baselines.sjf_bco import SJF_BCO_SCENARIOS
-    except ImportError:
-        return
-    for scenario in SJF_BCO_SCENARIOS:
-        register_scenario(scenario)
+    """Register the scenarios contributed by the paper modules (each source once)."""
+    import importlib
+
+    for source in PAPER_SCENARIO_SOURCES:
+        if source in _PAPER_SCENARIOS_LOADED:
+            continue
+        _PAPER_SCENARIOS_LOADED.add(source)
+        module_name, attribute = source.split(":")
+        try:
+            scenarios = getattr(importlib.import_module(module_name), attribute)
+        except ImportError:
+            continue
+        if callable(scenarios):  # a factory of one scenario or a list
+            scenarios = scenarios()
+        for scenario in [scenarios] if isinstance(scenarios, Scenario) else scenarios:
+            register_scenario(scenario)
 
 
 # ---------------------------------------------------------------------------- lookup & files
