@@ -67,6 +67,15 @@ Engine (decisions):
   win SRSF at the next task boundary (priorities only fall while a job runs, so a loser keeps
   losing until its own remaining service falls — then it is checked again), or another
   multi-server job is placed on one of its servers.
+* Compute times are at least 1 ns: a model whose ``t_f`` or ``t_b`` rounds to 0 ns is rejected
+  with a :class:`ConfigError` naming the model and the field (a zero-duration task has no place
+  in the DAG model, and an iteration of zero time would never let the clock move on).
+* Bookkeeping that keeps the cost per decision point low without changing any decision: per GPU
+  the set of resident workers with a ready task (the compute pass and the cohort checks look only
+  there, not at every resident); a running all-reduce is re-rated only when its ``k`` can change;
+  a refusal that a rule guarantees to stand while a server stays crowded (``decide_hold``) is not
+  asked again until it drains. ``tests/test_tasklevel_golden.py`` checks the schedules against
+  digests recorded before these changes.
 * Optional replication of the authors' simulator defect (``probe_defect=True``, see
   :meth:`TaskLevelSimulator.mark_probe`): there AdaDUAL's check of the running transfer's remaining
   size also advances that transfer, so it moves ``1 + p`` times as fast while ``p`` refused jobs
