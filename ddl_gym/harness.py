@@ -84,6 +84,8 @@ _STRING_COLUMNS = ("scenario", "policy", "driver", "ddl_gym_version", "git_sha",
 #: Integer columns of both files: restored to int64 when read back (a NaN would make pandas use float).
 _INT_COLUMNS = ("seed", "jobs", "decisions", "invalid_actions", "num_gpus", "num_servers",
                 "job_id", "gpus", "iterations", "n_servers")
+#: Job-record columns that are never empty in a complete row (``n_servers`` is 0 for a job that never ran).
+_JOB_REQUIRED = ("job_id", "arrival_s", "gpus", "iterations", "n_servers")
 #: Metrics where smaller is better (used for "better on k of n seeds" in paired comparisons).
 LOWER_IS_BETTER: frozenset[str] = frozenset({
     "makespan_s", "avg_jct_s", "median_jct_s", "p95_jct_s", "avg_queue_s", "total_jct_s", "weighted_jct_s",
@@ -800,6 +802,11 @@ def read_results(out: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         jobs = jobs.dropna(subset=list(ID_COLUMNS)).copy()
         jobs = jobs[pd.to_numeric(jobs["seed"], errors="coerce").notna()]
         jobs["seed"] = jobs["seed"].astype(np.float64).astype(np.int64)
+        # A job row cut short misses its trailing columns: its whole pair is incomplete and is recomputed.
+        torn = jobs[list(c for c in _JOB_REQUIRED if c in jobs.columns)].isna().any(axis=1)
+        if torn.any():
+            bad = set(zip(jobs.loc[torn, "scenario"], jobs.loc[torn, "policy"], jobs.loc[torn, "seed"]))
+            summary = summary[[k not in bad for k in zip(summary["scenario"], summary["policy"], summary["seed"])]]
         keys = set(zip(summary["scenario"], summary["policy"], summary["seed"]))
         jobs_keys = list(zip(jobs["scenario"].astype(str), jobs["policy"].astype(str), jobs["seed"]))
         jobs = jobs[[k in keys for k in jobs_keys]]

@@ -533,6 +533,14 @@ def _generator_params(err: _FileErrors, generator: str, cfg: dict[str, Any]) -> 
 def _parse_workload(err: _FileErrors, cfg: dict[str, Any], path: Path) -> WorkloadSource:
     kind = _as_str(err, "workload.kind", cfg.get("kind", "synthetic"), ("synthetic", "csv", "philly"))
     if kind == "synthetic":
+        import inspect
+
+        from ddl_gym.workloads import synthetic
+
+        known = ["kind", "generator"] + sorted({p for g in _SYNTHETIC_GENERATORS
+                                                for p in inspect.signature(getattr(synthetic, f"{g}_workload")).parameters
+                                                if p != "rng"})
+        err.check_keys("workload", cfg, known)  # a misspelt key of any generator (or 'generator' itself)
         generator = _as_str(err, "workload.generator", cfg.get("generator", "default"), _SYNTHETIC_GENERATORS)
         params = _generator_params(err, generator, cfg)
         params.pop("kind", None)

@@ -119,6 +119,7 @@ MAX_JOBS = 1_000_000
 
 PathLike = str | os.PathLike[str]
 _PLAIN_INT = re.compile(r"[+-]?[0-9]{1,18}")  # at most 18 digits: always inside int64
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def _fail(path: PathLike, line: int, column: str, problem: str) -> ConfigError:
@@ -262,12 +263,17 @@ def _parse_integers(path: PathLike, column: str, texts: np.ndarray, present: np.
         values[plain] = texts[plain].astype(str).astype(np.int64)
     for i in np.flatnonzero(present & ~plain).tolist():  # rare: long or float-looking integers
         text = str(texts[i])
+        if not _DECIMAL.fullmatch(text):  # Decimal alone would also take "1_000" and non-ASCII digits
+            try:
+                float(text)
+                problem = "is not a finite number (NaN/inf not allowed)" if "_" not in text else "is not a number"
+            except ValueError:
+                problem = "is not a number"
+            raise _fail(path, int(lines[i]), column, f"{_shown(text)} {problem}")
         try:
             exact = Decimal(text)
         except InvalidOperation:
             raise _fail(path, int(lines[i]), column, f"{_shown(text)} is not a number") from None
-        if not exact.is_finite():
-            raise _fail(path, int(lines[i]), column, f"{_shown(text)} is not a finite number (NaN/inf not allowed)")
         if exact != exact.to_integral_value():
             raise _fail(path, int(lines[i]), column, f"{_shown(text)} is not an integer")
         if not (bounds.low <= exact <= bounds.high):
