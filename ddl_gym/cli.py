@@ -187,9 +187,10 @@ def _training_presets() -> list[tuple[str, str]]:
             return []
     rows = []
     for path in sorted(folder.glob("*.yaml")):
-        first = next((line.lstrip("# ").strip() for line in path.read_text().splitlines()
-                      if line.startswith("#") and line.lstrip("# ").strip()), "")
-        rows.append((path.stem, first))
+        lines = path.read_text().splitlines()
+        described = [line.split(":", 1)[1].strip().strip("'\"") for line in lines if line.startswith("description:")]
+        comment = [line.lstrip("# ").strip() for line in lines if line.startswith("#") and line.lstrip("# ").strip()]
+        rows.append((path.stem, (described or comment or [""])[0]))
     return rows
 
 

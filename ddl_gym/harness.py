@@ -199,7 +199,7 @@ def _format_number(x: float) -> str:
 #: Marks a cell whose value is identical on every seed (no spread: more seeds add nothing).
 SAME_ON_EVERY_SEED = "‡"
 SAME_ON_EVERY_SEED_NOTE = (f"{SAME_ON_EVERY_SEED} identical on every seed: the workload and the policy are "
-                           "deterministic here, so more seeds add nothing (a CI would be ± 0).")
+                           "deterministic here, so more seeds add nothing (the interval has zero width).")
 
 
 def format_mean_ci(mean: float, half: float) -> str:

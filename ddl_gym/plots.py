@@ -165,6 +165,13 @@ def plot_jct_cdf(jobs: pd.DataFrame, path: str | Path, *, title: str | None = No
     return _save(fig, path)
 
 
+def error_bars(means: Sequence[float], halves: Sequence[float], non_negative: bool) -> np.ndarray:
+    """``yerr`` rows (below, above) of CI error bars; below is cut at zero for a non-negative metric."""
+    m, h = np.asarray(means, dtype=np.float64), np.asarray(halves, dtype=np.float64)
+    below = np.minimum(h, np.where(np.isfinite(m), np.maximum(m, 0.0), 0.0)) if non_negative else h
+    return np.vstack([below, h])
+
+
 def plot_metric_bars(
     summary: pd.DataFrame,
     path: str | Path,
@@ -201,11 +208,10 @@ def plot_metric_bars(
             mean, half, _ = mean_ci(summary.loc[labels == name, column])
             means.append(mean * scale)
             halves.append(0.0 if not np.isfinite(half) else half * scale)
-        m, h = np.asarray(means), np.asarray(halves)
+        m = np.asarray(means)
         nonneg = bool(np.all(summary[column].dropna() >= 0))
-        lower = np.minimum(h, np.where(np.isfinite(m), np.maximum(m, 0.0), 0.0)) if nonneg else h
         x = np.arange(len(names))
-        ax.bar(x, m, yerr=np.vstack([lower, h]), capsize=3, color=colours, edgecolor="black", linewidth=0.4)
+        ax.bar(x, m, yerr=error_bars(m, halves, nonneg), capsize=3, color=colours, edgecolor="black", linewidth=0.4)
         if nonneg and _spread(m) > LOG_SPREAD:
             ax.set_yscale("log")
         ax.set_xticks(x, names, rotation=35, ha="right", fontsize="small")

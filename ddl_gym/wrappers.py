@@ -42,7 +42,7 @@ def _masks_of(env: gym.Env) -> np.ndarray:
     return np.asarray(env.get_wrapper_attr("action_masks")())
 
 
-class DictObsWithMask(gym.Wrapper):
+class DictObsWithMask(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Observation ``{"observations": obs, "action_mask": mask}`` for libraries that mask from the observation.
 
     Args:
@@ -51,7 +51,8 @@ class DictObsWithMask(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self)  # lets gym.make / check_env re-create the wrapper
+        gym.Wrapper.__init__(self, env)
         if not isinstance(env.action_space, spaces.Discrete):
             raise TypeError(f"DictObsWithMask needs a Discrete action space, got {env.action_space}")
         n = int(env.action_space.n)
