@@ -184,15 +184,15 @@ def load_policy(spec: str, env: Any | None = None) -> AgentPolicy:
     saved = str(meta.get("ddl_gym_version") or "")
     if saved and saved.split(".")[:2] != ddl_gym.__version__.split(".")[:2]:
         raise ConfigError(f"agent {path} was saved by ddl_gym {saved}, this is {ddl_gym.__version__}")
+    import zipfile
+
+    if not zipfile.is_zipfile(path):  # checked before importing torch: a wrong file fails in milliseconds
+        raise ConfigError(f"{path}: not a stable-baselines3 model (not a zip archive); give the agent.zip "
+                          "written by ddl-gym train")
     if kind == "maskable-ppo":
         from sb3_contrib import MaskablePPO as algo_cls
     else:
         from stable_baselines3 import PPO as algo_cls
-    import zipfile
-
-    if not zipfile.is_zipfile(path):
-        raise ConfigError(f"{path}: not a stable-baselines3 model (not a zip archive); give the agent.zip "
-                          "written by ddl-gym train")
     try:
         model = algo_cls.load(path, device="cpu")
     except ImportError:

@@ -949,6 +949,9 @@ def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
                 first = group.loc[group["seed"] == seed].iloc[0]
                 rows = jobs[(jobs["scenario"] == scenario) & (jobs["policy"] == policy) & (jobs["seed"] == seed)]
                 servers = gpus_per_server_from_text(first.get("gpus_per_server", "")) or None
+                n_gpus, n_servers = int(first["num_gpus"]), int(first.get("num_servers", 0) or 0)
+                if servers is None and n_servers > 0 and n_gpus % n_servers == 0:  # files from before the column
+                    servers = [n_gpus // n_servers] * n_servers
                 name = f"gantt_{_slug(scenario) + '_' if multi else ''}{_slug(policy)}.png"
                 label = plotting.short_label(policy, others=list(summary["policy"].unique()))
                 title = f"{scenario}: {label}, seed {seed}" if multi else f"{label} (seed {seed})"

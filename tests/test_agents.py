@@ -132,8 +132,8 @@ def test_quick_train_returns_harness_spec(tmp_path: Path) -> None:
 def test_resume_skips_a_truncated_newest_checkpoint_and_shows_progress(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "run"
-    args = [*[a for a in TINY if a != "--quiet"], "--timesteps", "768", "--checkpoint-freq", "256", "--out", str(out)]
-    assert main([*args, "--kill-after", "600", "--no-progress"]) == 3
+    args = [*[a for a in TINY if a != "--quiet"], "--timesteps", "512", "--checkpoint-freq", "128", "--out", str(out)]
+    assert main([*args, "--kill-after", "300", "--no-progress"]) == 3
     checkpoints = sorted((out / "checkpoints").glob("step_*"))
     assert len(checkpoints) >= 2
     newest, previous = checkpoints[-1], checkpoints[-2]
@@ -144,7 +144,7 @@ def test_resume_skips_a_truncated_newest_checkpoint_and_shows_progress(
     err = capsys.readouterr().err
     assert f"skipping checkpoint {newest.name}" in err
     assert json.loads((out / "resume.json").read_text())["checkpoint"] == previous.name
-    assert "train" in err and "768/768" in err.replace(",", "") and "eval return" in err  # the progress line
+    assert "train" in err and "512/512" in err.replace(",", "") and "eval return" in err  # the progress line
     # The finished run is not silently overwritten by a second run into the same folder.
     assert main([*args]) == 2
     assert "already holds a training run" in capsys.readouterr().err

@@ -136,13 +136,13 @@ def test_a_full_or_read_only_disk_stops_with_one_line_and_no_torn_file(
 
 def test_stale_plots_do_not_linger(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    evaluate(["fifo+pack", "srsf+pack"], "small", 1, out, workers=1, progress=False, echo=False)
-    assert (out / "gantt_srsf_pack.png").exists()
-    (out / "gantt_old_policy.png").write_bytes(b"old")
+    evaluate(["fifo+pack", "srsf+pack"], "small", 1, out, workers=1, progress=False, plots=False, echo=False)
+    for name in ("gantt_old_policy.png", "gantt_srsf_pack.png", "metrics.png"):
+        (out / name).write_bytes(b"old")
     harness._write_csv_atomic(pd.read_csv(out / "summary.csv").query("policy == 'fifo+pack'"), out / "summary.csv")
-    harness.write_artifacts(out)
+    written = harness.write_artifacts(out)
     assert not (out / "gantt_old_policy.png").exists() and not (out / "gantt_srsf_pack.png").exists()
-    assert (out / "gantt_fifo_pack.png").exists()
+    assert (out / "gantt_fifo_pack.png") in written and (out / "metrics.png").read_bytes()[:4] == b"\x89PNG"
     harness.write_artifacts(out, plots=False)
     assert not list(out.glob("*.png"))
 
