@@ -154,6 +154,21 @@ class AgentPolicy:
         return action
 
 
+def _check_model_archive(path: Path) -> None:
+    """A stable-baselines3 save is a zip holding a ``data`` entry (JSON) and the PyTorch state."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        raise ConfigError(f"{path}: not a stable-baselines3 model (not a zip archive); give the agent.zip "
+                          "written by ddl-gym train") from None
+    if "data" not in names:
+        raise ConfigError(f"{path}: not a stable-baselines3 model (the zip has no 'data' entry); give the "
+                          "agent.zip written by ddl-gym train")
+
+
 def _short_placements(names: Any) -> list[str]:
     """Placement names in the registry's short form (``contention_aware`` -> ``ca``)."""
     from ddl_gym.baselines.registry import PLACEMENT_SHORT_NAMES
@@ -178,17 +193,13 @@ def load_policy(spec: str, env: Any | None = None) -> AgentPolicy:
     if not path_text.strip():
         raise ConfigError(f"agent spec {spec!r} has no path: give {kind}:PATH, e.g. {kind}:runs/ppo/agent.zip")
     path = _resolve(path_text)
+    _check_model_archive(path)  # before the sidecar and before importing torch: a wrong file fails at once
     meta = read_metadata(path)
     if meta.get("algo") and meta["algo"] != kind:
         raise ConfigError(f"agent {path} was trained with {meta['algo']!r}, not {kind!r}; use '{meta['algo']}:{path_text}'")
     saved = str(meta.get("ddl_gym_version") or "")
     if saved and saved.split(".")[:2] != ddl_gym.__version__.split(".")[:2]:
         raise ConfigError(f"agent {path} was saved by ddl_gym {saved}, this is {ddl_gym.__version__}")
-    import zipfile
-
-    if not zipfile.is_zipfile(path):  # checked before importing torch: a wrong file fails in milliseconds
-        raise ConfigError(f"{path}: not a stable-baselines3 model (not a zip archive); give the agent.zip "
-                          "written by ddl-gym train")
     if kind == "maskable-ppo":
         from sb3_contrib import MaskablePPO as algo_cls
     else:

@@ -526,15 +526,12 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    import torch
-    from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.callbacks import CallbackList, EvalCallback
-    from stable_baselines3.common.vec_env import VecNormalize
-
     out = Path(args.out)
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    cfg: dict[str, Any] | None = None
+    if not args.resume:  # bad names fail in a second, before the folder is touched or torch is imported
+        _check_inputs(args)
+        cfg = resolve_config(args)
     _prepare_out(args)
     candidates: list[Path] = []
     if args.resume:
@@ -554,12 +551,18 @@ def _train(args: argparse.Namespace) -> int:
             cfg = None
         elif args.timesteps is not None:
             cfg["timesteps"] = args.timesteps
-    else:
-        cfg = None
-    if cfg is None or not candidates:
+    if cfg is None:
         _check_inputs(args)
         cfg = resolve_config(args)
     (out / "config.json").write_text(json.dumps(cfg, indent=2))
+
+    import torch
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.callbacks import CallbackList, EvalCallback
+    from stable_baselines3.common.vec_env import VecNormalize
+
     torch.set_num_threads(max(1, args.torch_threads))
     algo_cls = MaskablePPO if cfg["algo"] == "maskable-ppo" else PPO
     scenario, env_kwargs, seed = cfg["scenario"], dict(cfg["env"]), int(cfg["seed"])
