@@ -23,10 +23,16 @@ synthesises a trace with the properties the paper relies on, calibrated to the t
   set serves every bandwidth of Fig. 8). A share ``deterministic_share`` of groups repeats ``n_g``
   exactly (fixed-epoch recurring jobs); in the others each job repeats it with probability
   ``repeat_prob`` or draws ``n_g · LogNormal(0, sigma)`` (every job's ``n·α̃_min`` capped at
-  ``max_duration_s`` too). The defaults are calibrated so that a random
-  forest trained on the first 80 % predicts ≈60 % of the remaining jobs exactly (Fig. 4) and the
-  mean-absolute-error ratio mean : median : RF is close to the paper's 593 : 563 : 369 (Fig. 9);
-  ``tests/test_asrpt_workload.py`` checks both.
+  ``max_duration_s`` too).
+
+Calibration (defaults; measured with the 100-tree forest on the first 80 % of 10,000 / 30,000-job
+traces): 77 % / 82 % single-GPU jobs, 66 % / 67 % of jobs in groups with ≥ 5 submissions, 21 % / 22 %
+of test jobs unseen, the forest exact on 53 % / 49 % of test jobs (paper: "approximately 60 %"), mean
+absolute errors mean : median : RF = 557 : 453 : 369 / 645 : 552 : 369 (paper: 593 : 563 : 369, user
+scope, :mod:`ddl_gym.baselines.prediction`). The forest stays below 60 % because its bootstrap mixes
+the smallest groups with neighbouring ids (a per-group median is exact on 67 %); reaching 60 % would
+need fewer unseen jobs than "65 % in groups of ≥ 5" leaves. ``tests/test_asrpt_workload.py`` checks
+these targets.
 * **Arrivals**: Philly's (RFold table) inter-arrival gaps, in trace order, cycled when the trace is
   longer than the table, each capped at the table's 99.9th percentile (4,841 s); a window's gaps are
   then rescaled to a target offered load (:func:`window_arrivals`).
@@ -71,10 +77,10 @@ class RecurringSpec:
     seed: int = 0
     num_users: int = 4_000
     user_zipf: float = 0.6
-    group_size_exponent: float = 2.1
-    max_group_size: int = 2_000
-    group_spread: float = 1.5  # a group's submissions cover up to this multiple of the trace's length
-    single_gpu_share: float = 0.75  # per group; ≈0.72 of jobs
+    group_size_exponent: float = 2.0
+    max_group_size: int = 300
+    group_spread: float = 3.0  # a group's submissions cover up to this multiple of the trace's length
+    single_gpu_share: float = 0.78  # per group; 0.70-0.77 of jobs
     max_gpus: int = 64
     deterministic_share: float = 0.97
     repeat_prob: float = 0.5
