@@ -173,3 +173,28 @@ def test_family_runs_with_invariants_checked_and_is_deterministic(tiny_scenario,
     assert np.all(np.isfinite(first.finish)) and sim.num_finished == wl.num_jobs
     assert np.array_equal(first.finish, again.finish) and np.array_equal(first.start, again.start)
     assert np.all(first.start >= wl.arrival)
+
+
+def test_asrpt_env_schedules_pipeline_jobs_with_heavy_edge_rules():
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    import ddl_gym  # noqa: F401  (registers the env ids)
+
+    env = gym.make("DDLCluster-ASRPT-v0").unwrapped
+    assert env.placement_names == ("heavy_edge_consolidate", "heavy_edge_fragment")
+    check_env(env, skip_render_check=True)
+    obs, info = env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    total = 0.0
+    mapped = 0
+    while True:
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        total += reward
+        # every job the env starts carries a Heavy-Edge stage mapping (not plain GPU ids)
+        assert all(env.sim.allocation(j).stage_of is not None for j in env.sim.running)
+        mapped += len(env.sim.running)
+        if terminated or truncated:
+            break
+    assert terminated and info["metrics"]["jobs"] == 200 and mapped > 0
+    assert total == pytest.approx(-info["metrics"]["total_jct_s"] / 3600.0)
