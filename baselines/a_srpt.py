@@ -75,7 +75,7 @@ class VirtualSRPT:
             finish = self.now + head[0]
             if finish <= t + 1e-12 * max(1.0, abs(t)):  # completes by t (tolerance: wake-ups land on it)
                 heapq.heappop(heap)
-                self.now = min(finish, t) if finish > t else finish
+                self.now = min(finish, t)
                 done.append((self.now, int(head[2])))
             else:
                 head[0] -= t - self.now

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ddl_gym.baselines import make_policy
 from ddl_gym.baselines.a_srpt import ASRPT, VirtualSRPT
@@ -198,3 +200,38 @@ def test_asrpt_env_schedules_pipeline_jobs_with_heavy_edge_rules():
             break
     assert terminated and info["metrics"]["jobs"] == 200 and mapped > 0
     assert total == pytest.approx(-info["metrics"]["total_jct_s"] / 3600.0)
+
+
+@st.composite
+def pipeline_worlds(draw):
+    """Small random pipeline workloads on 2-3 servers of 4 GPUs (some comm-heavy, some unseen)."""
+    configs = []
+    n = draw(st.integers(2, 7))
+    for _ in range(n):
+        stages = draw(st.integers(1, 3))
+        k = [draw(st.integers(1, 2)) for _ in range(stages)]
+        act = [draw(st.sampled_from([0.0, 1e6, 5e7])) for _ in range(stages - 1)]
+        configs.append(PipelineConfig(tuple(
+            StageProfile(0.1, 0.2, act[s - 1] / k[s] if s else 0.0, act[s] / k[s] if s < stages - 1 else 0.0,
+                         draw(st.sampled_from([0.0, 1e8, 1e9])), k[s]) for s in range(stages))))
+    arrival = sorted(draw(st.lists(st.floats(0, 50), min_size=n, max_size=n)))
+    iterations = draw(st.lists(st.integers(1, 60), min_size=n, max_size=n))
+    predicted = draw(st.lists(st.sampled_from([0.0, 5.0, 40.0, 200.0]), min_size=n, max_size=n))
+    servers = draw(st.integers(2, 3))
+    cluster = ClusterSpec.homogeneous(servers, 4, inter_bandwidth=B_INTER, intra_bandwidth=B_INTRA)
+    return cluster, pipeline_workload(configs, arrival=arrival, iterations=iterations, predicted=predicted)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(world=pipeline_worlds(), tau=st.sampled_from([0.0, 1.0, 3.0]), blocks=st.booleans())
+def test_fuzzed_family_keeps_engine_and_virtual_machine_invariants(world, tau, blocks):
+    cluster, wl = world
+    policy = ASRPT(tau=tau, delay_blocks=blocks)
+    sim, result = run(policy, cluster, wl)  # debug=True: ledger, gang, conservation checked at every event
+    assert sim.num_finished == wl.num_jobs
+    vm = np.array([policy.vm_completion[j] for j in range(wl.num_jobs)])
+    assert np.all(result.start >= vm - 1e-9)  # nobody starts before it completes on the virtual machine
+    assert np.all(vm >= wl.arrival - 1e-9)
+    for name in ("spjf", "wcs-subtime"):
+        _, other = run(make_policy(name), cluster, wl)
+        assert np.all(other.start >= wl.arrival) and np.all(np.isfinite(other.finish))

@@ -297,7 +297,7 @@ def prediction_table(grid: Grid) -> pd.DataFrame:
     """Prediction error of every predictor on the whole test part of the default trace (Figs. 4, 9)."""
     from ddl_gym.baselines.prediction import prediction_error
     from ddl_gym.workloads.asrpt import trace_predictions
-    from ddl_gym.workloads.recurring import RecurringSpec, generate_recurring_trace
+    from ddl_gym.workloads.recurring import generate_recurring_trace
 
     spec = scenario_of(RunSpec("a-srpt", servers=grid.servers, num_jobs=grid.mid, trace_jobs=grid.trace_jobs)).workload.spec
     trace = generate_recurring_trace(spec)
@@ -311,7 +311,6 @@ def prediction_table(grid: Grid) -> pd.DataFrame:
     stats = trace.stats()
     rows.append({"predictor": "trace", "mae": math.nan, "correct_share": stats["single_gpu_share"],
                  "unseen_share": stats["share_in_groups_ge5"], "test_jobs": int(stats["jobs"])})
-    _ = RecurringSpec  # (documented type of ``spec``)
     return pd.DataFrame(rows)
 
 
