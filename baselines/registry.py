@@ -65,6 +65,8 @@ _LAZY: dict[str, tuple[str, dict[str, Any], str]] = {}
 POLICY_ALIASES: dict[str, str] = {}
 #: Families whose NAME alone means their own placement: name -> that placement's short name.
 _OWN_PLACEMENT: dict[str, str] = {}
+#: canonical name -> one-line description (``ddl-gym list``); kept current by :func:`register_policy`
+POLICY_DESCRIPTIONS: dict[str, str] = {}
 
 
 def register_policy(name: str, target: str, kwargs: dict[str, Any] | None = None, description: str = "", *,
@@ -82,6 +84,7 @@ def register_policy(name: str, target: str, kwargs: dict[str, Any] | None = None
     """
     key = name.strip().lower()
     _LAZY[key] = (target, dict(kwargs or {}), description)
+    POLICY_DESCRIPTIONS[key] = description
     for alias in aliases:
         POLICY_ALIASES[alias.strip().lower()] = key
     if own_placement:
@@ -119,7 +122,6 @@ for _label, _comm in _ADA_COMMS.items():
 _ADA_RULE = re.compile(r"(?P<comm>ada-srsf|srsf[1-9][0-9]*)\+(?P<placement>lwf[1-9][0-9]*|rand|ff|ls)")
 _ADA_OLD_RULE = re.compile(r"(?P<placement>lwf[1-9][0-9]*|rand|ff|ls)\+(?P<comm>ada-srsf|srsf[1-9][0-9]*)")
 
-POLICY_DESCRIPTIONS: dict[str, str] = {name: desc for name, (_, _, desc) in _LAZY.items()}
 POLICY_DESCRIPTIONS["mcts:guide=srsf+pack,sims=16"] = (
     "Spear-style MCTS over env.fork() guided by a reference policy (agents/mcts.py; keys guide, sims, depth, objective)"
 )
@@ -247,3 +249,24 @@ def make_policy(name: str, **overrides: Any) -> Any:
         return getattr(module, factory_name)(**{**kwargs, **overrides})
     except TypeError as exc:  # an option the factory does not take
         raise ConfigError(f"policy {name!r}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# A-SRPT (Luo et al.): pipeline jobs, Heavy-Edge mapping, iteration prediction (issue 8 part 2).
+# Policies read Workload.predicted_iterations (filled by the asrpt-* scenarios' predictor); the
+# "-perfect" variants use the true iteration counts. They need pipeline jobs (ConfigError otherwise).
+register_policy("a-srpt", "ddl_gym.baselines.a_srpt:ASRPT", {},
+                "A-SRPT (Luo et al., Alg. 1 reconstructed): virtual SRPT on predicted work, comm-heavy delay tau=1")
+register_policy("a-srpt-perfect", "ddl_gym.baselines.a_srpt:ASRPT", {"perfect": True},
+                "A-SRPT with perfect iteration knowledge (A-SRPT-Perfect)")
+register_policy("a-srpt-tau0", "ddl_gym.baselines.a_srpt:ASRPT", {"tau": 0.0, "name": "a-srpt-tau0"},
+                "A-SRPT without the comm-heavy delay (tau=0, the paper's testbed setting)")
+register_policy("a-srpt-nonblocking", "ddl_gym.baselines.a_srpt:ASRPT", {"delay_blocks": False, "name": "a-srpt-nonblocking"},
+                "A-SRPT whose delayed comm-heavy jobs wait in a side list instead of blocking the queue")
+for _kind, _desc in (("spjf", "SPJF (MLaaS): shortest predicted duration first, strict head of line"),
+                     ("spwf", "SPWF (Tiresias): shortest predicted workload (duration x GPUs) first, strict"),
+                     ("wcs-duration", "WCS-Duration: work-conserving, by predicted duration"),
+                     ("wcs-workload", "WCS-Workload: work-conserving, by predicted workload"),
+                     ("wcs-subtime", "WCS-SubTime: work-conserving, by submission time (FIFO + backfill)")):
+    register_policy(_kind, "ddl_gym.baselines.a_srpt_baselines:make_baseline", {"kind": _kind},
+                    f"A-SRPT paper baseline {_desc}; Heavy-Edge mapping")

@@ -498,6 +498,9 @@ def _portable_spec(spec: str) -> str:
 def _check_engine(policy: Any, label: str, scenario: Scenario) -> None:
     """Job-level drivers (native ``schedule``, the env) cannot run a task-level scenario."""
     driver = policy_driver(policy)
+    check = getattr(policy, "check_scenario", None)  # a policy's own requirements (A-SRPT: pipeline jobs)
+    if callable(check):
+        check(scenario)
     if scenario.engine == "task" and driver in ("native", "env"):
         raise ConfigError(
             f"policy {label!r} drives the job-level simulator but scenario {scenario.name!r} uses the task-level "

@@ -263,6 +263,7 @@ register_scenario(Scenario(
 PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
     "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
+    "ddl_gym.workloads.asrpt:ASRPT_SCENARIOS",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 

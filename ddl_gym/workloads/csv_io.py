@@ -453,6 +453,9 @@ def read_workload_csv(
         models=models, weight=weight[idx], user=user[idx].astype(np.int64),
         group=group[idx].astype(np.int64), name=name or Path(path).stem,
     )
+    if {"arch", "pipeline", "predicted_iterations"} & set(col):  # pipeline jobs (A-SRPT): see pipeline_csv
+        from ddl_gym.workloads.pipeline_csv import add_pipeline_columns
+        workload = add_pipeline_columns(path, workload, {c: raw(c)[idx] for c in col}, lines[idx])
     return (workload, n_dropped) if return_dropped else workload
 
 
@@ -504,7 +507,10 @@ def write_workload_csv(workload: Workload, path: PathLike) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     custom = [MODEL_ZOO.get(m.name) != m for m in workload.models]
     with_profiles = any(custom)
-    header = list(REQUIRED_COLUMNS + OPTIONAL_COLUMNS) + (list(PROFILE_COLUMNS) if with_profiles else [])
+    from ddl_gym.workloads.pipeline_csv import pipeline_columns  # arch, pipeline stages, predictions (A-SRPT)
+
+    extra = pipeline_columns(workload)
+    header = list(REQUIRED_COLUMNS + OPTIONAL_COLUMNS) + list(extra) + (list(PROFILE_COLUMNS) if with_profiles else [])
     profile_cells: list[list[str]] = []
     for m, is_custom in zip(workload.models, custom):
         if not is_custom:
@@ -523,6 +529,7 @@ def write_workload_csv(workload: Workload, path: PathLike) -> Path:
         _fmt_float(workload.weight),
         workload.user.astype(str).tolist(),
         workload.group.astype(str).tolist(),
+        *extra.values(),
     ]
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")  # written whole, then renamed: never torn
     try:
