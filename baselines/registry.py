@@ -76,3 +76,27 @@ def make_policy(name: str, **overrides: Any) -> Any:
     except ImportError as exc:
         raise ConfigError(f"policy {name!r} is not available: {exc}") from None
     return getattr(module, factory_name)(**{**kwargs, **overrides})
+
+
+# ==== SMD (Yu, Wu, Ji, Liu, INFOCOM'21) and its §V baselines: parameter-server interval policies (issue 9).
+# One block, kept last on purpose (the naming scheme above is being redesigned): every name runs one
+# scheduling interval of SMD jobs (scenarios smd-sync / smd-async or a PS scenario file) with admission.
+_SMD_POLICIES: dict[str, tuple[str, dict[str, Any], str]] = {
+    "smd": ("ddl_gym.baselines.smd:SMDPolicy", {},
+            "SMD (Yu et al. INFOCOM'21): Alg. 1 eps-grid sum-of-ratios + Alg. 2 rounding + exact MKP admission"),
+    "smd-fc": ("ddl_gym.baselines.smd:SMDPolicy", {"mkp": "frieze-clarke", "name": "smd-fc"},
+               "SMD with the paper's Frieze-Clarke MKP scheme (subsets up to q=2) instead of the exact MILP"),
+    "smd-literal": ("ddl_gym.baselines.smd:SMDPolicy", {"rounding": "literal", "name": "smd-literal"},
+                    "SMD with Alg. 2 line 3 as printed (redraw until feasible and >F draws, keep the last)"),
+    "smd-opt": ("ddl_gym.baselines.interval_opt:IntervalOptimum", {},
+                "exact optimum of SMD's interval problem (integer inner optimum per job + exact MKP MILP)"),
+    "esw": ("ddl_gym.baselines.esw:ESWPolicy", {}, "ESW (Yu §V): workers:PSs = 1:1, as many as the job's limit allows; MKP admission"),
+    "optimus": ("ddl_gym.baselines.optimus:OptimusPolicy", {},
+                "Optimus as Yu §V defines it: greedy +1 worker / +1 PS by utility gain; MKP admission"),
+    "optimus-time": ("ddl_gym.baselines.optimus:OptimusPolicy", {"gain": "time"},
+                     "Optimus greedy with the completion-time reduction as the gain; MKP admission"),
+    "optimus-official": ("ddl_gym.baselines.optimus:OptimusOfficialPolicy", {},
+                         "Optimus's own scheduler: 1 PS + 1 worker each, then a global queue by time gain / dominant share"),
+}
+_LAZY.update(_SMD_POLICIES)
+POLICY_DESCRIPTIONS.update({name: desc for name, (_, _, desc) in _SMD_POLICIES.items()})
