@@ -308,6 +308,10 @@ def load_scenario_file(path: str | Path) -> Scenario:
     for key in data:
         if key not in known_top:
             raise err(key, f"unknown key (expected one of {sorted(known_top)})")
+    from ddl_gym.workloads.ps_files import is_ps_scenario, load_ps_scenario  # resource pools, PS jobs (SMD)
+
+    if is_ps_scenario(data):
+        return load_ps_scenario(path, data)
     cluster_cfg = data.get("cluster")
     if not isinstance(cluster_cfg, dict):
         raise err("cluster", "missing [cluster] table")
