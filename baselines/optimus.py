@@ -26,6 +26,7 @@ Every variant uses SMD's analytic speed function instead of Optimus's online-fit
 from __future__ import annotations
 
 import heapq
+from functools import lru_cache
 
 import numpy as np
 
@@ -36,8 +37,12 @@ from ddl_gym.sim.perf_ps import SMDProfile
 OPTIMUS_GAINS: tuple[str, ...] = ("utility", "time")
 
 
+@lru_cache(maxsize=65536)
 def greedy_allocation(profile: SMDProfile, iterations: int, gain: str = "utility") -> tuple[int, int, int]:
-    """Yu §V's Optimus greedy for one job: ``(w, p, steps taken)``; ``(0, 0, 0)`` if ``(1, 1)`` breaks the limit."""
+    """Yu §V's Optimus greedy for one job: ``(w, p, steps taken)``; ``(0, 0, 0)`` if ``(1, 1)`` breaks the limit.
+
+    Cached (profiles are frozen): the reproduction evaluates the same job on many instances.
+    """
     if not profile.fits_limit(1, 1):
         return 0, 0, 0
 
@@ -72,7 +77,7 @@ class OptimusPolicy(AllocateThenAdmit):
         self.gain = gain
 
     def allocate(self, instance: IntervalInstance, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict]:
-        out = [greedy_allocation(prof, e, self.gain) for prof, e in zip(instance.profiles, instance.iterations)]
+        out = [greedy_allocation(prof, int(e), self.gain) for prof, e in zip(instance.profiles, instance.iterations)]
         workers = np.array([o[0] for o in out], dtype=np.int64)
         ps = np.array([o[1] for o in out], dtype=np.int64)
         return workers, ps, {"greedy_steps": np.array([o[2] for o in out], dtype=np.int64)}

@@ -189,7 +189,8 @@ class IntervalPolicy:
         self._rng = rng
         self.last_decision: IntervalDecision | None = None
 
-    def _capacity(self, sim: Simulator, limits: np.ndarray) -> np.ndarray:
+    def _capacity(self, sim: Simulator) -> np.ndarray:
+        """Capacity for a new batch: the total minus what running jobs reserve (their limits) or use."""
         total = sim.cluster.capacity_matrix().sum(axis=0)
         running = [j for j in sim.running if sim.state[j] == RUNNING]
         if not running:
@@ -203,7 +204,7 @@ class IntervalPolicy:
         batch = list(sim.queue)
         instance = IntervalInstance.from_episode(sim.cluster, sim.workload, batch)
         instance = IntervalInstance(instance.profiles, instance.iterations,
-                                    tuple(self._capacity(sim, instance.limits()).tolist()), instance.resources,
+                                    tuple(self._capacity(sim).tolist()), instance.resources,
                                     instance.name)
         decision = self.plan(instance, self._rng)
         self.last_decision = decision

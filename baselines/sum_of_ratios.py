@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
 
-from ddl_gym.sim.perf_ps import SMDProfile
+from ddl_gym.sim.perf_ps import SMDProfile, SpeedKeyCache
 
 ROUNDING_SEMANTICS: tuple[str, ...] = ("best-of-F", "literal")
 LITERAL_MAX_DRAWS = 10_000
@@ -340,15 +339,13 @@ def _psi_grid(problem: SumOfRatios, big: int, gridded: list[int], axes: list[np.
     return psi
 
 
-@lru_cache(maxsize=65536)
-def _algorithm1_cached(key: tuple, profile: SMDProfile, iterations: int, eps: float) -> Algorithm1Result:
-    del key
-    return algorithm1(inner_problem(profile, iterations), eps)
+_ALG1_CACHE = SpeedKeyCache()
 
 
 def continuous_allocation(profile: SMDProfile, iterations: int, eps: float = 0.01) -> Algorithm1Result:
-    """Algorithm 1 for one job (cached: profiles differing only in their utility share the result)."""
-    return _algorithm1_cached(profile.speed_key(), profile, int(iterations), float(eps))
+    """Algorithm 1 for one job (cached by speed key: profiles differing only in their utility share the result)."""
+    return _ALG1_CACHE.get((profile.speed_key(), int(iterations), float(eps)),
+                           lambda: algorithm1(inner_problem(profile, int(iterations)), float(eps)))
 
 
 # ============================================================================ Algorithm 2

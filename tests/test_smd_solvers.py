@@ -47,7 +47,7 @@ def test_vertex_enumeration_matches_charnes_cooper_on_highs():
             nus = []
             for cap in caps:
                 lo, hi = charnes_cooper(cap, A, C)[0], charnes_cooper(cap, A, C, maximize=True)[0]
-                nus.append(float(rng.uniform(lo, hi)))
+                nus.append(float(rng.uniform(lo - 0.2 * (hi - lo), hi)))  # below l_j: infeasible
             lp = charnes_cooper(objective, A, C, caps=list(zip(caps, nus)))
             vx = lfp_by_vertices(objective, A, C, list(zip(caps, nus)))
             if lp is None:

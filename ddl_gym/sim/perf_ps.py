@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
@@ -402,7 +402,12 @@ class SMDProfile:
         return np.multiply.outer(np.asarray(w, dtype=np.float64), o) + np.multiply.outer(np.asarray(p, dtype=np.float64), g)
 
     def fits_limit(self, w: Any, p: Any) -> Any:
-        """Constraint (7): ``O^r·w + G^r·p <= v^r`` for every r (and ``w, p >= 1``)."""
+        """Constraint (7): ``O^r·w + G^r·p <= v^r`` for every r (and ``w, p >= 1``); arrays give arrays."""
+        if isinstance(w, (int, np.integer)) and isinstance(p, (int, np.integer)):  # the planners' hot path
+            if w < 1 or p < 1:
+                return False
+            return all(o * w + g * p <= v * (1.0 + _LIMIT_RTOL) + _LIMIT_RTOL
+                       for o, g, v in zip(self.worker_demand, self.ps_demand, self.limit))
         v = np.asarray(self.limit)
         ok = np.all(self.usage(w, p) <= v * (1.0 + _LIMIT_RTOL) + _LIMIT_RTOL, axis=-1)
         return ok & (np.asarray(w) >= 1) & (np.asarray(p) >= 1)
@@ -459,6 +464,31 @@ class InnerOptimum:
     completion_s: float
 
 
+class SpeedKeyCache:
+    """A bounded LRU cache keyed by ``(profile.speed_key(), extra...)``: profiles that differ only in their
+    utility (γ, time scale) share entries, so a planner re-run at another time scale reuses the inner solutions."""
+
+    def __init__(self, maxsize: int = 65536) -> None:
+        self._data: OrderedDict[tuple, Any] = OrderedDict()
+        self.maxsize = maxsize
+
+    def get(self, key: tuple, compute: Any) -> Any:
+        if key in self._data:
+            self._data.move_to_end(key)
+            return self._data[key]
+        value = compute()
+        self._data[key] = value
+        if len(self._data) > self.maxsize:
+            self._data.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._data.clear()
+
+
+_EXACT_CACHE = SpeedKeyCache()
+
+
 def exact_inner_optimum(profile: SMDProfile, iterations: int) -> InnerOptimum | None:
     """Exact ``argmin_{(w,p) ∈ Z²_{++}, (7)} E/f(p, w)`` (``None`` if even ``(1, 1)`` breaks the limit).
 
@@ -467,13 +497,12 @@ def exact_inner_optimum(profile: SMDProfile, iterations: int) -> InnerOptimum | 
     communication coefficient), so the integer minimum over ``p`` is among ``floor``/``ceil`` of
     ``p*`` clipped to ``[1, p_max(w)]``; every ``w`` from 1 to ``w_max`` is enumerated. Ties go to the
     smallest ``w``, then the smallest ``p``. Cross-checked against full 2-D enumeration in the tests.
+    Cached by speed key (the utility does not change the answer).
     """
-    return _exact_inner_cached(profile.speed_key(), profile, int(iterations))
+    return _EXACT_CACHE.get((profile.speed_key(), int(iterations)), lambda: _exact_inner(profile, int(iterations)))
 
 
-@lru_cache(maxsize=65536)
-def _exact_inner_cached(key: tuple, profile: SMDProfile, iterations: int) -> InnerOptimum | None:
-    del key  # the cache key: profiles that differ only in utility share the answer
+def _exact_inner(profile: SMDProfile, iterations: int) -> InnerOptimum | None:
     if not profile.fits_limit(1, 1):
         return None
     w_max = profile.max_workers(1)
@@ -494,6 +523,8 @@ def _exact_inner_cached(key: tuple, profile: SMDProfile, iterations: int) -> Inn
     times = profile.completion_time(iterations, ww, candidates)
     flat = int(np.lexsort((candidates.ravel(), ww.ravel(), times.ravel()))[0])
     return InnerOptimum(int(ww.ravel()[flat]), int(candidates.ravel()[flat]), float(times.ravel()[flat]))
+
+
 
 
 def brute_force_inner_optimum(profile: SMDProfile, iterations: int) -> InnerOptimum | None:
