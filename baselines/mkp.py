@@ -83,6 +83,9 @@ def mkp_frieze_clarke(values: np.ndarray, weights: np.ndarray, capacity: np.ndar
     u = values[cand]
     w = weights[cand]
     n = cand.size
+    if feasible(np.ones(n, dtype=bool), w, capacity):  # every LP(S) is then solved by x = 1: all items
+        best[cand] = True
+        return best
     for size in range(0, min(q, n) + 1):
         for subset in itertools.combinations(range(n), size):
             s = np.zeros(n, dtype=bool)

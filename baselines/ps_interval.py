@@ -36,8 +36,10 @@ from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf_ps import SMDProfile, smd_allocation
 
 
-def check_ps_workload(policy: str, workload: Workload, scenario: str | None = None) -> None:
-    """Raise ConfigError naming the policy and the scenario unless every job is an SMD parameter-server job."""
+def check_ps_workload(policy: str, workload: Workload, scenario: str | None = None,
+                      cluster: ClusterSpec | None = None) -> None:
+    """Raise ConfigError naming the policy and the scenario unless every job is an SMD parameter-server job
+    (and the cluster, if given, is a pooled one: SMD has no servers or placement)."""
     where = f"scenario {scenario!r}" if scenario else f"workload {workload.name!r}"
     others = sorted(workload.architectures - {"ps"})
     if others:
@@ -47,6 +49,9 @@ def check_ps_workload(policy: str, workload: Workload, scenario: str | None = No
         if not isinstance(workload.job_profile(j), SMDProfile):
             raise ConfigError(f"policy {policy!r} needs SMD profiles for its ps jobs, but job {int(workload.job_id[j])} "
                               f"of {where} has a {type(workload.job_profile(j)).__name__}")
+    if cluster is not None and cluster.num_servers != 1:
+        raise ConfigError(f"policy {policy!r} plans on a pooled cluster (one virtual server, SMD §III-A), but {where} "
+                          f"has {cluster.num_servers} servers; use ClusterSpec.pooled / a [cluster] pool")
 
 
 # ============================================================================ instances and results
@@ -185,7 +190,7 @@ class IntervalPolicy:
 
     # ------------------------------------------------------------------ the engine side
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
-        check_ps_workload(self.name, sim.workload)
+        check_ps_workload(self.name, sim.workload, cluster=sim.cluster)
         self._rng = rng
         self.last_decision: IntervalDecision | None = None
 
@@ -218,7 +223,7 @@ class IntervalPolicy:
     def run_episode(self, scenario: Any, cluster: ClusterSpec, workload: Workload, rng: np.random.Generator
                     ) -> SimResult:
         """The harness's entry point: the episode on the event engine (errors name the scenario)."""
-        check_ps_workload(self.name, workload, getattr(scenario, "name", None))
+        check_ps_workload(self.name, workload, getattr(scenario, "name", None), cluster)
         sim = Simulator(cluster, workload, scenario.model)
         return run_policy(sim, self, rng)
 

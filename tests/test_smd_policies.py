@@ -16,7 +16,7 @@ from ddl_gym.baselines.ps_interval import IntervalInstance, evaluate_interval
 from ddl_gym.baselines.registry import list_policies, make_policy
 from ddl_gym.scenarios import Scenario, get_scenario, load_scenario_file
 from ddl_gym.sim.engine import RUNNING, Simulator, run_policy
-from ddl_gym.sim.model import ConfigError, Workload
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf_ps import SMDSpeedModel, exact_inner_optimum
 from ddl_gym.workloads.smd_jobs import (
     PS_PLACEHOLDER_MODEL, draw_smd_jobs, instance_cluster, pooled_cluster, smd_scenario, smd_time_scale, smd_workload,
@@ -135,6 +135,12 @@ def test_policy_on_a_scenario_without_ps_jobs_names_policy_and_scenario():
     sim = Simulator(cluster, workload)
     with pytest.raises(ConfigError, match="policy 'smd'.*allreduce"):
         run_policy(sim, make_policy("smd"))
+    _, _, smd_jobs = small_episode("sync", jobs=2)
+    servers = ClusterSpec(gpus_per_server=(4, 4), resources=("gpu", "cpu", "mem", "storage"),
+                          capacity=((4, 100, 100, 100),) * 2)
+    with pytest.raises(ConfigError, match=r"policy 'esw' plans on a pooled cluster.*has 2 servers"):
+        make_policy("esw").run_episode(Scenario("two-servers", servers, lambda r, c: smd_jobs, SMDSpeedModel()),
+                                       servers, smd_jobs, np.random.default_rng(0))
 
 
 def test_scenarios_and_policies_are_registered():

@@ -188,5 +188,7 @@ def test_mkp_never_selects_worthless_or_oversized_items():
     weights = np.array([[1.0], [10.0], [1.0], [1.0]])
     pick = solve_mkp(values, weights, np.array([5.0]))
     assert pick.tolist() == [False, False, True, False]
+    roomy = np.array([100.0])
+    assert mkp_frieze_clarke(values, weights, roomy).tolist() == [False, True, True, False]  # all that are worth it
     with pytest.raises(ValueError, match="unknown MKP method"):
         solve_mkp(values, weights, np.array([5.0]), "greedy")

@@ -37,7 +37,7 @@ job's own type, described by its profile) and ``use`` is ``O·w + G·p`` compute
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from collections import OrderedDict
 from typing import Any, Sequence
 
@@ -324,7 +324,7 @@ class SMDProfile:
     limit: tuple[float, ...]
     gamma: tuple[float, float, float]
     time_scale: float = 1.0
-    overlap: str = field(default="wait-free", compare=True)
+    overlap: str = "wait-free"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
