@@ -19,7 +19,7 @@ def test_quick_claims_match_the_committed_table(tmp_path: Path) -> None:
     committed = Path(__file__).resolve().parents[1] / "notes" / "smd" / "claims_quick.md"
     assert (tmp_path / "claims.md").read_text() == committed.read_text()
     report = (tmp_path / "report.md").read_text()
-    for heading in ("Figs. 7/8", "Figs. 9/10", "Fig. 11", "Fig. 12", "Time-scale sensitivity", "Deviations"):
+    for heading in ("Figs. 7/8", "Figs. 9/10", "Fig. 11", "Fig. 12", "Time-scale sensitivity", "Overlap models", "Deviations"):
         assert heading in report
     rows = pd.read_csv(tmp_path / "rows.csv")
     assert set(rows["policy"]) == {"smd", "esw", "optimus", "optimus-time", "optimus-official", "smd-opt"}
