@@ -270,3 +270,24 @@ for _kind, _desc in (("spjf", "SPJF (MLaaS): shortest predicted duration first, 
                      ("wcs-subtime", "WCS-SubTime: work-conserving, by submission time (FIFO + backfill)")):
     register_policy(_kind, "ddl_gym.baselines.a_srpt_baselines:make_baseline", {"kind": _kind},
                     f"A-SRPT paper baseline {_desc}; Heavy-Edge mapping")
+
+# ---------------------------------------------------------------------------------------------------
+# SMD (Yu, Wu, Ji, Liu, INFOCOM'21) and its §V baselines: parameter-server interval policies (issue 9).
+# Every name runs one scheduling interval of SMD jobs (scenarios smd-sync / smd-async or a PS
+# scenario file) with admission.
+register_policy("smd", "ddl_gym.baselines.smd:SMDPolicy", {},
+                "SMD (Yu et al. INFOCOM'21): Alg. 1 eps-grid sum-of-ratios + Alg. 2 rounding + exact MKP admission")
+register_policy("smd-fc", "ddl_gym.baselines.smd:SMDPolicy", {"mkp": "frieze-clarke", "name": "smd-fc"},
+                "SMD with the paper's Frieze-Clarke MKP scheme (subsets up to q=2) instead of the exact MILP")
+register_policy("smd-literal", "ddl_gym.baselines.smd:SMDPolicy", {"rounding": "literal", "name": "smd-literal"},
+                "SMD with Alg. 2 line 3 as printed (redraw until feasible and >F draws, keep the last)")
+register_policy("smd-opt", "ddl_gym.baselines.interval_opt:IntervalOptimum", {},
+                "exact optimum of SMD's interval problem (integer inner optimum per job + exact MKP MILP)")
+register_policy("esw", "ddl_gym.baselines.esw:ESWPolicy", {},
+                "ESW (Yu §V): workers:PSs = 1:1, as many as the job's limit allows; MKP admission")
+register_policy("optimus", "ddl_gym.baselines.optimus:OptimusPolicy", {},
+                "Optimus as Yu §V defines it: greedy +1 worker / +1 PS by utility gain; MKP admission")
+register_policy("optimus-time", "ddl_gym.baselines.optimus:OptimusPolicy", {"gain": "time"},
+                "Optimus greedy with the completion-time reduction as the gain; MKP admission")
+register_policy("optimus-official", "ddl_gym.baselines.optimus:OptimusOfficialPolicy", {},
+                "Optimus's own scheduler: 1 PS + 1 worker each, then a global queue by time gain / dominant share")

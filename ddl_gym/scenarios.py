@@ -264,6 +264,7 @@ PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
     "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
     "ddl_gym.workloads.asrpt:ASRPT_SCENARIOS",
+    "ddl_gym.workloads.smd_jobs:SMD_SCENARIOS",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 
@@ -464,12 +465,15 @@ def _parse_cluster(err: _FileErrors, cfg: dict[str, Any]) -> ClusterSpec:
 def _parse_model(err: _FileErrors, cfg: dict[str, Any]) -> PerformanceModel:
     import dataclasses
 
-    from ddl_gym.sim.perf import PERFORMANCE_MODELS
+    from ddl_gym.sim.perf import PERFORMANCE_MODELS, performance_model_class
 
     name = _as_str(err, "model.name", cfg.pop("name", "rar"))
     if name not in PERFORMANCE_MODELS:
         raise err("model.name", f"unknown performance model {name!r}; choose one of {', '.join(sorted(PERFORMANCE_MODELS))}")
-    cls = PERFORMANCE_MODELS[name]
+    try:
+        cls = performance_model_class(name)
+    except ConfigError as exc:
+        raise err("model.name", str(exc)) from None
     fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "name"} if dataclasses.is_dataclass(cls) else {}
     if fields:
         err.check_keys("model", cfg, ["name", *fields])
@@ -641,6 +645,10 @@ def load_scenario_file(path: str | Path) -> Scenario:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: top level must be a table of keys, got {_type_name(data)}")
     err.check_keys("", data, _TOP_KEYS)
+    from ddl_gym.workloads.ps_files import is_ps_scenario, load_ps_scenario  # resource pools, PS jobs (SMD)
+
+    if is_ps_scenario(data):
+        return load_ps_scenario(path, data)
 
     name = _as_str(err, "name", data.get("name", path.stem))
     if not name.strip() or len(name) > 200 or any(c in name for c in "\n\r"):
