@@ -250,6 +250,7 @@ register_scenario(Scenario(
 #: that is not built in (they are optional: a missing dependency of one never breaks the others).
 PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
+    "ddl_gym.workloads.aonline:AONLINE_SCENARIOS",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 

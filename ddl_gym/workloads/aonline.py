@@ -176,3 +176,54 @@ def ps_needed(cluster: ClusterSpec, m: int, p: int, remote_workers: int) -> int:
     """PSs of type ``p`` on one server covering ``remote_workers`` of type ``m`` (eq. 2i)."""
     bw = cluster.resources.index("bw")
     return ps_count_for_bandwidth(remote_workers, cluster.worker_types[m].demand[bw], cluster.ps_types[p].demand[bw])
+
+
+# ----------------------------------------------------------------------------- scenarios
+def _unused_source(*_args):  # AOnlineScenario draws cluster and workload together
+    raise ConfigError("A-Online scenarios draw the cluster and the workload together; call scenario.sample(rng)")
+
+
+def make_aonline_scenario(name: str, setup: AOnlineSetup, description: str):
+    """A :class:`~ddl_gym.scenarios.Scenario` whose episodes come from :func:`aonline_world`."""
+    from ddl_gym.sim.perf_aonline import AOnlinePSModel, AOnlineRAModel
+
+    model = AOnlinePSModel() if setup.arch == "ps" else AOnlineRAModel()
+    return AOnlineScenario(name=name, cluster=_unused_source, workload=_unused_source, model=model,
+                           description=description, setup=setup)
+
+
+def _define_scenario_class():
+    from dataclasses import dataclass as _dc
+
+    from ddl_gym.scenarios import Scenario
+
+    @_dc(frozen=True)
+    class AOnlineScenario(Scenario):
+        """An A-Online world: jobs first, then the cluster scaled to them (:func:`aonline_world`)."""
+
+        setup: AOnlineSetup = AOnlineSetup()
+
+        def sample(self, rng: np.random.Generator) -> tuple[ClusterSpec, Workload]:
+            return aonline_world(rng, self.setup, name=self.name)
+
+        def sample_cluster(self, rng: np.random.Generator) -> ClusterSpec:
+            return self.sample(rng)[0]
+
+        def with_setup(self, name: str | None = None, **changes) -> "AOnlineScenario":
+            """The same scenario with some :class:`AOnlineSetup` fields changed (sweeps)."""
+            return replace(self, setup=replace(self.setup, **changes), name=name or self.name)
+
+    return AOnlineScenario
+
+
+AOnlineScenario = _define_scenario_class()
+
+AONLINE_SCENARIOS = [
+    make_aonline_scenario("aonline-ps", AOnlineSetup(arch="ps"),
+                          "A-Online §7, PS jobs (eq. 1): 100 jobs over T=150 one-hour slots, 150 EC2-shaped servers "
+                          "(GPU/CPU/mem/bw) at 0.35x the jobs' ideal demand, 8 worker / 10 PS types"),
+    make_aonline_scenario("aonline-ra", AOnlineSetup(arch="allreduce_elastic"),
+                          "A-Online §6-7, elastic ring-all-reduce jobs (eq. 14), same world as aonline-ps"),
+    make_aonline_scenario("aonline-ps-small", AOnlineSetup(arch="ps", num_jobs=30, horizon=40, servers=12),
+                          "small A-Online PS world (30 jobs, 12 servers, T=40): tests and agent training"),
+]
