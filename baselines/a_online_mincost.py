@@ -32,7 +32,9 @@ Two implementations with the same interface (``cost, Schedule | None``):
 Bug fixes (spec C5 #5), all undone by ``strict_listing=True``:
 
 * (a) Alg. 4 l.19: when all workers sit on the PS server, ``s = ceil(0) = 0`` and l.25 rejects
-  a valid placement; fixed ``s = max(1, min(ŝ, ceil(...)))`` when ``ŝ >= 1``.
+  a valid placement; fixed ``s = max(1, min(ŝ, ceil(...)))`` when ``ŝ >= 1``. (The placement it
+  rescues has every worker on the PS server, which fix (e) then skips: with both fixes on, (a)
+  changes nothing, and ``strict_listing`` undoes both.)
 * (b) Alg. 7 l.5: ``N̂ = d̂_j`` should be ``N̂ = Φ'``.
 * (e) In the ``q = 0`` routines a placement landing entirely on one server would be costed with the
   slow ρ; the ``q = 1`` routine dominates it, so it is skipped.

@@ -20,15 +20,16 @@ from ddl_gym.baselines.a_online_mincost import JobRates, Schedule
 AONLINE_ARCHS = frozenset({"ps", "allreduce_elastic"})
 
 
-def require_aonline(policy: str, workload: Workload, cluster: ClusterSpec) -> None:
-    """Raise ConfigError naming the policy and the workload/scenario if it is not an A-Online world."""
+def require_aonline(policy: str, workload: Workload, cluster: ClusterSpec, scenario: str | None = None) -> None:
+    """Raise ConfigError naming the policy and the scenario (or workload) if it is not an A-Online world."""
+    where = f"scenario {scenario!r}" if scenario else f"workload {workload.name!r}"
     other = sorted(workload.architectures - AONLINE_ARCHS)
     if other or not all(isinstance(workload.job_profile(j), AOnlineProfile) for j in range(workload.num_jobs)):
-        raise ConfigError(f"policy {policy!r} schedules A-Online ps / allreduce_elastic jobs, but scenario "
-                          f"{workload.name!r} has {', '.join(other) or 'jobs without an AOnlineProfile'}; "
+        raise ConfigError(f"policy {policy!r} schedules A-Online ps / allreduce_elastic jobs, but {where} "
+                          f"has {', '.join(other) or 'jobs without an AOnlineProfile'} jobs; "
                           "use scenario aonline-ps or aonline-ra")
     if "bw" not in cluster.resources or not cluster.worker_types:
-        raise ConfigError(f"policy {policy!r} needs a multi-resource cluster with worker types (scenario {workload.name!r})")
+        raise ConfigError(f"policy {policy!r} needs a multi-resource cluster with worker types ({where})")
 
 
 def job_rates(profile: AOnlineProfile, cluster: ClusterSpec, arch: int) -> JobRates:
@@ -71,6 +72,7 @@ def schedule_allocation(cluster: ClusterSpec, sched: Schedule) -> Allocation:
 def run_with_extras(policy: Any, scenario: Any, cluster: ClusterSpec, workload: Workload,
                     rng: np.random.Generator) -> SimResult:
     """Self-driving run: the native loop, then the policy's own statistics added to the summary."""
+    require_aonline(getattr(policy, "name", "?"), workload, cluster, getattr(scenario, "name", None))
     sim = Simulator(cluster, workload, scenario.model)
     result = run_policy(sim, policy, rng)
     extras = getattr(policy, "summary_extras", None)

@@ -63,6 +63,10 @@ class AOnlineSetup:
     only_worker_type: int | None = None
     max_baseline_workers: int = 30
     weight_range: tuple[float, float] = (200.0, 5000.0)
+    epochs_range: tuple[int, int] = (50, 100)  # E_j, inclusive
+    chunks_range: tuple[int, int] = (5, 50)  # D_j
+    minibatch_range: tuple[int, int] = (10, 50)  # K_j
+    worker_time_range: tuple[float, float] = (0.001, 0.05)  # v_jm, slots
 
     def __post_init__(self) -> None:
         if self.num_jobs < 1 or self.horizon < 1 or self.servers < 1:
@@ -102,19 +106,19 @@ def draw_profiles(rng: np.random.Generator, setup: AOnlineSetup, wtypes: tuple[R
     """Jobs' profiles, weights and arrival slots."""
     J, M = setup.num_jobs, len(wtypes)
     w = rng.uniform(*setup.weight_range, J)
-    E = rng.integers(50, 101, J)
-    D = rng.integers(5, 51, J)
-    K = rng.integers(10, 51, J)
+    E = rng.integers(setup.epochs_range[0], setup.epochs_range[1] + 1, J)
+    D = rng.integers(setup.chunks_range[0], setup.chunks_range[1] + 1, J)
+    K = rng.integers(setup.minibatch_range[0], setup.minibatch_range[1] + 1, J)
     pi = rng.uniform(30e6, 575e6, J)
     ms_to_slots = 1e-3 / SLOT_SECONDS
     U_ps = rng.uniform(10, 100, (J, max(n_ps, 0))) * ms_to_slots
     U_ra = rng.uniform(10, 100, J) * ms_to_slots
     if setup.speed_model == "gpu_scaled" or setup.worker_catalogue == "ec2":
-        base = rng.uniform(0.001, 0.05, J)
+        base = rng.uniform(*setup.worker_time_range, J)
         gpus = np.array([t.demand[0] for t in wtypes])
         v = base[:, None] * (1.0 / gpus[None, :]) ** 0.8
     else:
-        v = rng.uniform(0.001, 0.05, (J, M))
+        v = rng.uniform(*setup.worker_time_range, (J, M))
     n_fifo = np.minimum(rng.integers(1, setup.max_baseline_workers + 1, J), D)
     arrival = rng.integers(1, setup.horizon + 1, J).astype(np.float64)
     profiles = [AOnlineProfile(int(E[j]), int(D[j]), int(K[j]), float(pi[j]), tuple(v[j]), tuple(U_ps[j]),
