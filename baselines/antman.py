@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import alloc_use, ideal_of, place_fixed, require_aonline, run_with_extras
+from ddl_gym.baselines.aonline_common import alloc_use, fixed_config, place_fixed, require_aonline, run_with_extras
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
 
@@ -40,7 +40,7 @@ class AntMan:
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         require_aonline(self.name, sim.workload, sim.cluster)
-        self.config = {j: ideal_of(sim, j, sim.workload.job_profile(j).baseline_workers)
+        self.config = {j: fixed_config(sim, j)
                        for j in range(sim.workload.num_jobs)}
         self.opportunistic: set[int] = set()
         self.started_at: dict[int, float] = {}

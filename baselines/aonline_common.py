@@ -124,7 +124,7 @@ def place_on(cluster: ClusterSpec, cap: np.ndarray, free: np.ndarray, m: int, p:
         return None
     score = (remaining_free / np.maximum(cap, 1e-12)).sum(axis=1)
     placed, left = [], workers
-    for h in sorted(range(cluster.num_servers), key=lambda s: (-score[s], s)):
+    for h in np.argsort(-score, kind="stable").tolist():  # most free first, ties: lower index
         take = int(min(per_server[h], left))
         if take:
             placed.append((h, m, take))
@@ -132,6 +132,34 @@ def place_on(cluster: ClusterSpec, cap: np.ndarray, free: np.ndarray, m: int, p:
         if not left:
             break
     return Allocation.typed(cluster, workers=placed, ps=ps_list)
+
+
+def max_workers_fitting(cluster: ClusterSpec, free: np.ndarray, m: int, p: int, limit: int, arch: int) -> int:
+    """Largest ``n <= limit`` for which :func:`place_on` succeeds on ``free`` (0 if none), without
+    building allocations: one server holding everything, or PSs on one server plus room elsewhere."""
+    e = np.asarray(cluster.worker_types[m].demand)
+    arch_ps = arch == ARCH_PS
+    z = np.asarray(cluster.ps_types[p].demand) if arch_ps else np.zeros_like(e)
+    bw = cluster.resources.index("bw")
+    room_one = worker_room(free - z[None, :], e) if arch_ps else worker_room(free, e)
+    if arch_ps:
+        room_one[np.any(free < z[None, :] - 1e-9, axis=1)] = 0
+    best = int(min(limit, room_one.max(initial=0)))
+    room = worker_room(free, e)
+    for n in range(limit, best, -1):  # spread placements need a PS server covering n remote workers
+        if not arch_ps:
+            if room.sum() >= n:
+                return n
+            continue
+        need = ps_count_for_bandwidth(n, e[bw], z[bw]) * z
+        ok = np.flatnonzero(np.all(free >= need[None, :] - 1e-9, axis=1))
+        if ok.size == 0:
+            continue
+        h_ps = int(ok[np.argmax(free[ok, bw])])
+        left = room.sum() - room[h_ps] + worker_room((free[h_ps] - need)[None, :], e)[0]
+        if left >= n:
+            return n
+    return best
 
 
 def worker_room(free: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -154,6 +182,17 @@ def ideal_of(sim: Simulator, job: int, workers: int | None = None) -> tuple[int,
     """The job's ideal ``(m*, p*, N, PS count)`` (``workers`` overrides ``N``)."""
     prof = sim.workload.job_profile(job)
     return ideal_config(prof, sim.cluster, int(sim.workload.arch[job]), workers)
+
+
+def fixed_config(sim: Simulator, job: int) -> tuple[int, int, int, int]:
+    """The FIFO / AntMan / Tiresias configuration: ideal types, ``N_fifo`` workers, capped to the most
+    that fit the *empty* cluster with this placement rule (a larger gang could never start: with
+    all PSs on one server, eq. 2i can need more PSs than any server holds)."""
+    m, p, n, ps = ideal_of(sim, job, sim.workload.job_profile(job).baseline_workers)
+    arch = int(sim.workload.arch[job])
+    while n > 1 and place_on(sim.cluster, sim.capacity, sim.capacity, m, p, n, arch) is None:
+        n -= 1
+    return m, p, n, ps
 
 
 def slots(seconds: float) -> float:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import ideal_of, place_fixed, require_aonline, run_with_extras
+from ddl_gym.baselines.aonline_common import fixed_config, place_fixed, require_aonline, run_with_extras
 from ddl_gym.sim.engine import Simulator
 
 
@@ -27,7 +27,7 @@ class FifoMultiResource:
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         require_aonline(self.name, sim.workload, sim.cluster)
-        self.config = {j: ideal_of(sim, j, sim.workload.job_profile(j).baseline_workers)
+        self.config = {j: fixed_config(sim, j)
                        for j in range(sim.workload.num_jobs)}
 
     def schedule(self, sim: Simulator) -> None:

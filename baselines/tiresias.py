@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ddl_gym.baselines.aonline_common import (
-    alloc_use, ideal_of, normalised_footprint, place_fixed, require_aonline, run_with_extras,
+    alloc_use, fixed_config, normalised_footprint, place_fixed, require_aonline, run_with_extras,
 )
 from ddl_gym.sim.engine import RUNNING, Simulator
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
@@ -53,7 +53,7 @@ class Tiresias:
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         require_aonline(self.name, sim.workload, sim.cluster)
         n = sim.workload.num_jobs
-        self.config = {j: ideal_of(sim, j, sim.workload.job_profile(j).baseline_workers) for j in range(n)}
+        self.config = {j: fixed_config(sim, j) for j in range(n)}
         self.footprint = [normalised_footprint(sim.cluster, *self.config[j]) for j in range(n)]
         self.gpus = [sim.cluster.worker_types[self.config[j][0]].demand[0] * self.config[j][2] for j in range(n)]
         self.rate: dict[int, float] = {}
