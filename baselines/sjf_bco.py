@@ -41,15 +41,17 @@ nearly vanish (``k = max(1, ξ1·p) > 1`` only from 5 split jobs on a server).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from ddl_gym.baselines.sjf_bco_plan import (
+    DEFAULT_OPTIONS,
     EstimateBounds,
     InitialState,
     PlanEntry,
+    PlanOptions,
     PlanResult,
     estimate_bounds,
     plan,
@@ -63,7 +65,8 @@ from ddl_gym.sim.perf import RARContentionModel
 __all__ = [
     "SJFBCOPolicy", "make_sjf_bco", "make_sjf_bco_baseline", "sjf_bco_scenario", "SJF_BCO_SCENARIOS",
     "SJF_BCO_MODELS", "SJF_BCO_PERF_MODEL", "PAPER_SERVER_GPU_CHOICES", "PlanResult", "PlanEntry",
-    "EstimateBounds", "plan", "estimate_bounds",
+    "EstimateBounds", "plan", "estimate_bounds", "PlanOptions", "sjf_bco_regime_scenario",
+    "SJF_BCO_REGIME_MODELS", "SJF_BCO_REGIME_PERF_MODEL", "PAPER_RHO_HAT_RANGE",
 ]
 
 MB = 1e6  # bytes
@@ -139,6 +142,57 @@ def sjf_bco_scenario(
 #: §7.1 scenario ("sjf-bco", 20 servers) and the Fig. 6 variants "sjf-bco-10s" … "sjf-bco-19s".
 SJF_BCO_SCENARIOS: list[Scenario] = [sjf_bco_scenario(n) for n in range(PAPER_SERVERS, 9, -1)]
 
+#: §7.1-regime calibration: gradients halved (0.5 / 1 / 1.5 / 2 MB) against :data:`SJF_BCO_MODELS`, and
+#: 0.45 ms more compute per iteration (40 / 60 % split) so that τ stays ≥ 0.01 s with the smaller ξ2.
+SJF_BCO_REGIME_MODELS: tuple[ModelProfile, ...] = tuple(
+    ModelProfile(f"{m.name}-regime", m.gradient_bytes / 2, m.forward_s + 0.18e-3, m.backward_s + 0.27e-3,
+                 batch_size=m.batch_size)
+    for m in SJF_BCO_MODELS
+)
+#: ξ1 = ξ2 = 0.5 with ξ2 read in units of 0.1 ms (0.05 ms per server per iteration).
+SJF_BCO_REGIME_PERF_MODEL = RARContentionModel(xi1=0.5, xi2=0.5e-4, alpha=0.275, reduce_bytes_per_s=100e9)
+#: §7.1: "We set the estimated execution time ρ̂(y^k) ∈ [50, 300]".
+PAPER_RHO_HAT_RANGE: tuple[float, float] = (50.0, 300.0)
+
+
+def sjf_bco_regime_scenario(num_servers: int = PAPER_SERVERS, *, name: str | None = None) -> Scenario:
+    """The §7.1 setting calibrated *per job* (named option next to :func:`sjf_bco_scenario`).
+
+    :func:`sjf_bco_scenario` meets §7.1's "contention and overhead within 15 % of the total actual
+    execution time" only in aggregate, and its ``F_j ∈ [1000, 6000]`` puts about a third of the jobs
+    under §7.1's ``ρ̂ ∈ [50, 300]``. This calibration reads both statements per job:
+
+    * every job's extra time ``ρ_j − F_j(t_f + t_b + reduce)`` is meant to stay within 15 % of ``ρ_j``
+      under every §7.2 policy: gradients halved (:data:`SJF_BCO_REGIME_MODELS`) and ``ξ1 = ξ2 =
+      0.5`` with ``ξ2`` in units of 0.1 ms (:data:`SJF_BCO_REGIME_PERF_MODEL`); the reproduction
+      measures and prints the per-job maximum and the share of jobs above 15 % (compute +0.45 ms
+      per iteration keeps ``τ ≥ 0.01`` s);
+    * ``F_j`` is drawn, after the standard workload, uniformly from the integers of
+      ``[max(1000, ⌈50/τ_j⌉), min(6000, ⌊300/τ_j⌋)]`` with ``τ_j`` the job's iteration time on one
+      server (its fastest placement), so ``ρ̂_j`` on that placement lies in ``[50, 300]`` s.
+
+    Same clusters and job mix as :func:`sjf_bco_scenario` (and the same generator stream up to the
+    ``F_j`` redraw).
+    """
+    base = sjf_bco_scenario(num_servers, models=SJF_BCO_REGIME_MODELS, model=SJF_BCO_REGIME_PERF_MODEL)
+    model = SJF_BCO_REGIME_PERF_MODEL
+    low_rho, high_rho = PAPER_RHO_HAT_RANGE
+
+    def workload(rng: np.random.Generator, spec: ClusterSpec) -> Workload:
+        jobs = base.workload(rng, spec)
+        bound = model.bind(spec, jobs)
+        tau = np.array([bound.iteration_time(j, 1, 0) for j in range(jobs.num_jobs)])
+        low = np.maximum(1000, np.ceil(low_rho / tau)).astype(np.int64)
+        high = np.minimum(6000, np.floor(high_rho / tau)).astype(np.int64)
+        if np.any(low > high):
+            raise ConfigError("sjf_bco_regime_scenario: some job's τ leaves no F_j in [1000, 6000] with ρ̂ in [50, 300]")
+        return replace(jobs, iterations=rng.integers(low, high, endpoint=True), name="sjf-bco-regime-160")
+
+    suffix = "" if num_servers == PAPER_SERVERS else f"-{num_servers}s"
+    return replace(base, name=name or f"sjf-bco-regime{suffix}", workload=workload,
+                   description=(f"SJF-BCO §7.1 read per job: {num_servers} servers, contention+overhead within "
+                                "15% per job, ρ̂ in [50, 300] s (gradients halved, ξ2 in 0.1 ms)"))
+
 
 @dataclass
 class _Executed:
@@ -160,6 +214,9 @@ class SJFBCOPolicy:
         online: "replan" or "refuse" (see module docstring).
         extend_horizon: double ``T`` when no plan is feasible.
         name: policy name (default from ``kind``).
+        options: readings of the ambiguous listing lines (:class:`PlanOptions`: ``fa_ffp``,
+            ``lbsgf_pick``, ``rand_pick``, ``job_order``); the defaults reproduce the readings
+            documented in :mod:`ddl_gym.baselines.sjf_bco_plan`.
     """
 
     engine = "job"
@@ -175,6 +232,7 @@ class SJFBCOPolicy:
         online: str = "replan",
         extend_horizon: bool = True,
         name: str | None = None,
+        options: PlanOptions = DEFAULT_OPTIONS,
     ) -> None:
         if kind not in ("sjf-bco", "ff", "ls", "rand"):
             raise ConfigError(f"SJF-BCO policy: unknown kind {kind!r}; choose sjf-bco, ff, ls or rand")
@@ -191,6 +249,7 @@ class SJFBCOPolicy:
         self.bisection = bisection
         self.online = online
         self.extend_horizon = extend_horizon
+        self.options = options
         self.name = name or ("sjf-bco" if kind == "sjf-bco" else f"sjf-bco-{kind}")
         self.plans: list[_Executed] = []
         self._bounds: EstimateBounds | None = None
@@ -253,6 +312,7 @@ class SJFBCOPolicy:
             sim.cluster, sim.workload, sim.model, kind=self.kind, jobs=jobs, horizon=self.horizon,
             kappas=self.kappa, lam=self.lam, bisection=self.bisection, extend_horizon=self.extend_horizon,
             initial=self._initial_state(sim), bounds=self._bounds, bound=sim.bound, rng=self._rng,
+            options=self.options,
         )
         if not result.feasible:
             raise ConfigError(

@@ -61,6 +61,26 @@ Decisions where the paper is ambiguous (each is cited where it is implemented):
   semantics) with the placement replaced and no κ loop: FF = first ``G_j`` available GPUs in index
   order (server to server) under its own bisected ``θ^FF``; LS = top-``G_j`` least-``U`` GPUs under
   bisected ``θ^LS``; RAND = ``G_j`` available GPUs uniformly at random with ``θ^RAND = T``.
+
+Readings that change a headline are named options (:class:`PlanOptions`); the defaults are the
+readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each of the others:
+
+* ``fa_ffp`` — Alg. 2 **as listed** (``"listing"``, default): line 4 picks the top-``G_j``
+  least-``U`` available GPUs, which is exactly §7.2's LS rule, so SJF-BCO with ``κ = max_j G_j``
+  *is* LS. **As the prose says** (``"prose"``, §5 "we prefer to pack the job into servers whose
+  GPUs are already occupied by some other jobs rather than opening new server(s)"): first fit over
+  servers that already host a planned-running job (index order), then the unoccupied servers
+  (index order); inside a server least ``U`` first; the θ filter of line 2 as for FF.
+* ``lbsgf_pick`` — Alg. 3 line 7 "pick top-``G_j`` workers with least ``U``" from the list built in
+  lines 4–5: ``"least-u"`` (default) = the ``G_j`` least-``U`` GPUs of the selected servers (ties by
+  server rank); ``"list-order"`` = the first ``G_j`` GPUs of the appended list, i.e. the least-busy
+  server filled first (servers in line-2 order, each sorted by ``U``).
+* ``rand_pick`` — §7.2 "RAND randomly chooses servers and GPUs": ``"gpus"`` (default) = ``G_j``
+  available GPUs uniformly at random; ``"servers"`` = servers in a random order, each server's GPUs
+  in a random order, filled server by server (random servers, then random GPUs in them).
+* ``job_order`` — ``"sjf"`` (default): every policy places jobs in Alg. 1 line 3's order (§7.2 does
+  not say the baselines do); ``"arrival"``: workload order (every job arrives at 0, so this is the
+  order of the job list). Meant for the baselines; SJF-BCO itself is defined with SJF order.
 """
 
 from __future__ import annotations
@@ -69,7 +89,7 @@ import heapq
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
@@ -79,6 +99,39 @@ from ddl_gym.sim.perf import BoundModel, PerformanceModel, RARContentionModel
 KINDS = ("sjf-bco", "ff", "ls", "rand")
 BISECTION_MODES = ("paper", "feasible")
 _EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Readings of the paper where it is ambiguous (see the module docstring); defaults as before.
+
+    Attributes:
+        fa_ffp: Alg. 2 "listing" (top-G_j least U = LS) or "prose" (pack into occupied servers first).
+        lbsgf_pick: Alg. 3 line 7 "least-u" (least U over the selected servers) or "list-order".
+        rand_pick: §7.2 RAND "gpus" (uniform GPUs) or "servers" (random servers, then random GPUs).
+        job_order: "sjf" (Alg. 1 line 3 for every policy) or "arrival" (workload order).
+    """
+
+    fa_ffp: str = "listing"
+    lbsgf_pick: str = "least-u"
+    rand_pick: str = "gpus"
+    job_order: str = "sjf"
+
+    CHOICES: ClassVar[dict[str, tuple[str, ...]]] = {"fa_ffp": ("listing", "prose"), "lbsgf_pick": ("least-u", "list-order"),
+               "rand_pick": ("gpus", "servers"), "job_order": ("sjf", "arrival")}
+
+    def __post_init__(self) -> None:
+        for name, allowed in self.CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ConfigError(f"SJF-BCO planner: {name} must be one of {allowed}, got {value!r}")
+
+    def changed(self) -> dict[str, str]:
+        """The options that differ from the defaults."""
+        return {name: getattr(self, name) for name, allowed in self.CHOICES.items() if getattr(self, name) != allowed[0]}
+
+
+DEFAULT_OPTIONS = PlanOptions()
 
 
 @dataclass(frozen=True)
@@ -294,13 +347,15 @@ class Trial:
         initial: start state.
         prune_at: abort once a planned end reaches this (absolute) time.
         rng: randomness for RAND.
+        options: readings of the ambiguous lines (:class:`PlanOptions`).
     """
 
     def __init__(
         self, ctx: _Context, theta: float, kind: str, kappa: int, lam: float, initial: InitialState,
-        prune_at: float = math.inf, rng: np.random.Generator | None = None,
+        prune_at: float = math.inf, rng: np.random.Generator | None = None, options: PlanOptions = DEFAULT_OPTIONS,
     ) -> None:
         self.ctx = ctx
+        self.options = options
         self.theta = float(theta)
         self.kind = kind
         self.kappa = kappa
@@ -413,10 +468,30 @@ class Trial:
         mask[servers] = True
         return mask[self.ctx.gpu_server]
 
+    def prose_fa_ffp_order(self) -> np.ndarray:
+        """FA-FFP as the prose says: GPUs of occupied servers first (server index order), then the rest;
+        inside a server least ``U`` first (ties by GPU index). Occupied = hosts a planned-running job."""
+        ctx = self.ctx
+        occupied = np.zeros(ctx.cluster.num_servers, dtype=bool)
+        occupied[ctx.gpu_server[self.busy > self.clock]] = True
+        return np.lexsort((ctx.gpu_index, self.load, ctx.gpu_server, ~occupied[ctx.gpu_server]))
+
+    def random_server_order(self) -> np.ndarray:
+        """RAND reading "servers": servers in a random order, each server's GPUs in a random order."""
+        ctx = self.ctx
+        parts = []
+        for s in self.rng.permutation(ctx.cluster.num_servers).tolist():
+            first = int(ctx.server_first[s])
+            parts.append(first + self.rng.permutation(int(ctx.capacity[s])))
+        return np.concatenate(parts)
+
     def try_place(
         self, job: int, method: str, servers: np.ndarray | None = None
     ) -> tuple[np.ndarray, float, int] | None:
         """One attempt at the current planned clock (no waiting); LBSGF may pass its server choice."""
+        opts = self.options
+        if method == "fa-ffp" and opts.fa_ffp == "prose":
+            return self._ordered_pick(job, self.prose_fa_ffp_order())
         if method in ("fa-ffp", "ls"):
             # Alg. 2 lines 2–4 (and LS, §7.2): available = idle now and U + ρ̂/u ≤ θ_u; least U first.
             return self._least_load_pick(job, None, None)
@@ -424,11 +499,18 @@ class Trial:
             servers = self.lbsgf_servers(job) if servers is None else servers
             rank = np.full(self.ctx.cluster.num_servers, np.iinfo(np.int64).max, dtype=np.int64)
             rank[servers] = np.arange(servers.size)
+            if opts.lbsgf_pick == "list-order":
+                # Line 7 read as "the first G_j of the list appended in lines 4–5": server rank, then U.
+                ids = np.flatnonzero(self._server_mask(servers))
+                order = ids[np.lexsort((ids, self.load[ids], rank[self.ctx.gpu_server[ids]]))]
+                return self._ordered_pick(job, order)
             # Alg. 3 lines 3–7: idle GPUs of the selected servers under θ_u, top-G_j least U.
             return self._least_load_pick(job, self._server_mask(servers), rank)
         if method == "ff":
             return self._ordered_pick(job, self.ctx.gpu_index)  # §7.2 FF: server to server, index order
         if method == "rand":
+            if opts.rand_pick == "servers":
+                return self._ordered_pick(job, self.random_server_order())
             return self._ordered_pick(job, self.rng.permutation(self.ctx.num_gpus))  # §7.2 RAND
         raise ConfigError(f"unknown placement method {method!r}")
 
@@ -546,6 +628,7 @@ def plan(
     bounds: EstimateBounds | None = None,
     bound: BoundModel | None = None,
     rng: np.random.Generator | None = None,
+    options: PlanOptions = DEFAULT_OPTIONS,
 ) -> PlanResult:
     """Plan ``jobs`` with SJF-BCO (Alg. 1–3) or one of the §7.2 baselines.
 
@@ -562,6 +645,7 @@ def plan(
         initial: start state (default: empty cluster at clock 0).
         bounds, bound: precomputed §5.1 bounds and bound model (re-planning reuses them).
         rng: randomness for RAND.
+        options: readings of the ambiguous lines (:class:`PlanOptions`; defaults as the module doc).
 
     Returns:
         The :class:`PlanResult`.
@@ -584,8 +668,8 @@ def plan(
     initial = initial if initial is not None else InitialState.empty(cluster)
     ctx = _Context(cluster, workload, bound, bounds)
     rng = rng if rng is not None else np.random.default_rng(0)
-    # Alg. 1 line 3: jobs by G_j non-decreasing (stable: ties keep workload order).
-    jobs_sorted = sorted(rows, key=lambda j: ctx.gpus[j])
+    # Alg. 1 line 3: jobs by G_j non-decreasing (stable: ties keep workload order); or workload order.
+    jobs_sorted = sorted(rows, key=lambda j: ctx.gpus[j]) if options.job_order == "sjf" else list(rows)
     n_g = max((ctx.gpus[j] for j in rows), default=0)
     if isinstance(kappas, (int, np.integer)):
         kappas = [int(kappas)]
@@ -612,7 +696,7 @@ def plan(
             best_m, best = horizon_abs, None  # line 6: m_θ ← T
             for kappa, members in classes:  # line 7 (κ classes, see module doc)
                 trials += 1
-                trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng)
+                trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
                 if trial.run(jobs_sorted) and trial.makespan < best_m:  # lines 17–18
                     best_m, best = trial.makespan, (trial, kappa, members)
             return (best_m - clock0 if best is not None else math.inf), best
@@ -669,9 +753,10 @@ def make_trial(
     lam: float = 1.0,
     initial: InitialState | None = None,
     rng: np.random.Generator | None = None,
+    options: PlanOptions = DEFAULT_OPTIONS,
 ) -> Trial:
     """A single (θ_u, κ, λ) :class:`Trial` on a given start state (for inspection and tests)."""
     bound = model.bind(cluster, workload)
     bounds = estimate_bounds(cluster, workload, model, bound)
     ctx = _Context(cluster, workload, bound, bounds)
-    return Trial(ctx, theta, kind, kappa, lam, initial or InitialState.empty(cluster), rng=rng)
+    return Trial(ctx, theta, kind, kappa, lam, initial or InitialState.empty(cluster), rng=rng, options=options)

@@ -7,6 +7,7 @@ Subcommands::
     ddl-gym demo [--out DIR] [--timesteps N]       reference policies vs. a briefly trained agent
     ddl-gym bench [--quick] [--json PATH]          simulator / env speed figures (source checkout)
     ddl-gym reproduce sjf-bco|ada-srsf [ARGS...]   a paper's headline comparison
+    ddl-gym scenarios [--stats ...]                utilisation, contention, load per scenario
     ddl-gym train [ARGS...]                        train an agent (needs the RL extra)
 
 Bad input (unknown names, missing or invalid scenario / workload files) prints one line
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ddl_gym.reproduce import REPRODUCTIONS  # name -> module; the registry is ddl_gym/reproduce/__init__.py
 from ddl_gym.sim.model import ConfigError
 
 PROG = "ddl-gym"
@@ -36,11 +38,6 @@ DEMO_POLICIES: tuple[str, ...] = (
 DEMO_SHIPPED_AGENT: Path | None = REPO_ROOT / "leaderboard" / "default" / "agents" / "maskable-ppo-default.zip"
 #: Held-out evaluation seeds of the demo start here (agent training uses other seeds).
 DEMO_SEED_OFFSET = 1000
-
-REPRODUCTIONS: dict[str, str] = {
-    "sjf-bco": "ddl_gym.baselines.sjf_bco_repro",
-    "ada-srsf": "ddl_gym.baselines.ada_srsf_repro",
-}
 
 RL_HINT = "install the RL extra: pip install 'ddl-gym[rl]'"
 
@@ -231,6 +228,12 @@ def cmd_reproduce(argv: list[str]) -> int:
     return _run_forwarded(module, rest, f"reproduction {target!r}")
 
 
+def cmd_scenarios(argv: list[str]) -> int:
+    from ddl_gym import scenario_stats
+
+    return _exit_code(scenario_stats.main(argv))
+
+
 def cmd_train(argv: list[str]) -> int:
     module = _import_optional("ddl_gym.agents.train", "training")
     return _run_forwarded(module, argv, "training")
@@ -271,14 +274,16 @@ def build_parser() -> argparse.ArgumentParser:
     # Forwarded commands: their own parsers read the arguments (listed here for --help).
     sub.add_parser("bench", help="speed figures: env steps/s, simulated jobs/s (--quick, --json PATH)",
                    add_help=False)
-    sub.add_parser("reproduce", help="reproduce a paper's comparison: sjf-bco | ada-srsf", add_help=False)
+    sub.add_parser("reproduce", help="reproduce a paper's comparison: " + " | ".join(REPRODUCTIONS), add_help=False)
+    sub.add_parser("scenarios", help="scenarios; --stats measures utilisation, contention, load (see --help)",
+                   add_help=False)
     sub.add_parser("train", help="train an agent (RL extra); arguments go to ddl_gym.agents.train",
                    add_help=False)
     return parser
 
 
 FORWARDED: dict[str, Callable[[list[str]], int]] = {
-    "bench": cmd_bench, "reproduce": cmd_reproduce, "train": cmd_train,
+    "bench": cmd_bench, "reproduce": cmd_reproduce, "train": cmd_train, "scenarios": cmd_scenarios,
 }
 
 

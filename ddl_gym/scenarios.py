@@ -246,10 +246,12 @@ register_scenario(Scenario(
 ))
 
 
-#: ``"module:ATTRIBUTE"`` of each paper module's list of scenarios, imported on first lookup of a name
+#: ``"module:ATTRIBUTE"`` of each paper module's list of scenarios (or a factory returning a scenario or
+#: a list), imported on first lookup of a name
 #: that is not built in (they are optional: a missing dependency of one never breaks the others).
 PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
+    "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
     "ddl_gym.workloads.aonline:AONLINE_SCENARIOS",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
@@ -268,7 +270,9 @@ def _register_paper_scenarios() -> None:
             scenarios = getattr(importlib.import_module(module_name), attribute)
         except ImportError:
             continue
-        for scenario in scenarios:
+        if callable(scenarios):  # a factory of one scenario or a list
+            scenarios = scenarios()
+        for scenario in [scenarios] if isinstance(scenarios, Scenario) else scenarios:
             register_scenario(scenario)
 
 

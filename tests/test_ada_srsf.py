@@ -259,15 +259,32 @@ def test_ada_srsf_scenario_registered_for_the_task_engine() -> None:
     assert math.isclose(cluster.inter_bandwidth, 1.25e9)
 
 
-def test_reproduction_quick_smoke(tmp_path) -> None:
-    """The reproduction command end to end on the 100x-shorter smoke setting (one process)."""
-    from ddl_gym.baselines.ada_srsf_repro import main
+def test_reproduction_options_reach_the_engine() -> None:
+    """RunSpec's named options (GPU sharing, the authors' job scale) change the simulated world."""
+    from ddl_gym.reproduce.ada_srsf import AUTHORS_TIME_FACTOR, RunSpec, _scenario, authors_scale_workload
 
-    assert main(["--quick", "--out", str(tmp_path), "--jobs", "1"]) == 0
+    exclusive = _scenario(RunSpec("lwf1", "ada", gpu_sharing=False))
+    assert exclusive.options["gpu_sharing"] is False and _scenario(RunSpec("lwf1", "ada")).options["gpu_sharing"]
+    cluster, _ = get_scenario("ada-srsf").episode(0)
+    w = authors_scale_workload(np.random.default_rng(4), cluster)
+    assert w.iterations.min() >= 1 and w.iterations.max() <= 6 and len(w) == 160
+    assert w.arrival.max() <= 1.2 and np.allclose(w.arrival * AUTHORS_TIME_FACTOR, np.round(w.arrival * 1000))
+    assert RunSpec("lwf1", "ada", gpu_sharing=False, scale="authors").key == "lwf1/ada/eta0.235/exclusive/authors-scale"
+
+
+@pytest.mark.slow
+def test_quick_claims_match_the_committed_table(tmp_path) -> None:
+    """Regenerate the quick claims (authors' job scale, 2 seeds); they must equal notes/ada_srsf/claims_quick.md
+    (regenerate with ``ddl-gym reproduce ada-srsf --quick --jobs 1 --claims notes/ada_srsf/claims_quick.md``)."""
+    from pathlib import Path
+
+    from ddl_gym.reproduce.ada_srsf import main
+
+    assert main(["--quick", "--out", str(tmp_path), "--jobs", "1", "--no-plots"]) == 0
+    committed = Path(__file__).resolve().parents[1] / "notes" / "ada_srsf" / "claims_quick.md"
+    assert (tmp_path / "claims.md").read_text() == committed.read_text()
     report = (tmp_path / "report.md").read_text()
-    for heading in ("Table IV", "Table V", "κ study", "Sensitivity of Table V to η", "Probe defect", "Wall time"):
+    for heading in ("Table IV", "Table V", "Exclusive GPUs", "κ study", "Probe defect", "Wall time"):
         assert heading in report
-    assert "held" in report and "(paper 1,098.6)" in report
     episodes = (tmp_path / "episodes.csv").read_text().splitlines()
-    assert len(episodes) == 1 + 17  # header + distinct runs of the quick setting, one seed
-    assert (tmp_path / "jct_cdf_table_iv.png").stat().st_size > 0
+    assert len(episodes) == 1 + 20 * 2  # header + distinct runs of the quick setting x two seeds
