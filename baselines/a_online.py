@@ -40,7 +40,7 @@ that slack (C5 #11).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -107,6 +107,7 @@ class AOnlinePolicy:
     strict_listing: bool = False
     implementation: str = "fast"
     w_min: float = W_MIN_DEFAULT
+    max_workers: int | None = None  # Fig. 10: cap on workers per job (None: D_j)
     name: str = "a-online"
     capabilities: frozenset = frozenset()
     rounds: list[dict[str, Any]] = field(default_factory=list)
@@ -135,6 +136,8 @@ class AOnlinePolicy:
         self.arch = workload.arch.tolist()
         self.profiles = [workload.job_profile(j) for j in range(workload.num_jobs)]
         self.rates: list[JobRates] = [job_rates(p, cluster, a) for p, a in zip(self.profiles, self.arch)]
+        if self.max_workers is not None:  # the routines enumerate N <= chunks
+            self.rates = [replace(r, chunks=max(1, min(r.chunks, int(self.max_workers)))) for r in self.rates]
         self.weight = workload.weight.tolist()
         self.arrival_slot = (workload.arrival / SLOT_SECONDS).tolist()
         H, R = self.C.shape

@@ -99,5 +99,7 @@ _LAZY["tiresias-dlas"] = (f"{_AONLINE}.tiresias:make_tiresias", {"variant": "dla
                           "Tiresias official semantics: discretised 2D-LAS (GPU-s queues), preemptive, starvation knob")
 _LAZY["jain-greedy"] = (f"{_AONLINE}.jain_greedy:make_jain_greedy", {},
                         "Jain et al. greedy (latest window, w/resource-time order) as A-Online's batch routine")
-POLICY_DESCRIPTIONS.update({k: _LAZY[k][2] for k in ("a-online", "a-online-paper", "a-online-ect", "fifo-mr", "drf",
+_LAZY["aonline-ppo"] = ("ddl_gym.agents.elastic:make_elastic_agent", {},
+                        "MaskablePPO on DDLClusterElastic-v0 (job x configuration menu), shipped agent for aonline-ps")
+POLICY_DESCRIPTIONS.update({k: _LAZY[k][2] for k in ("aonline-ppo", "a-online", "a-online-paper", "a-online-ect", "fifo-mr", "drf",
                                                       "antman", "tiresias", "tiresias-dlas", "jain-greedy")})

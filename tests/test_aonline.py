@@ -238,3 +238,98 @@ def test_scenarios_are_registered_and_deterministic():
         total = np.asarray(c1.capacity).sum(axis=0)
         assert c1.num_servers == 150 and w1.num_jobs == 100 and np.all(total > 0)
     assert get_scenario("aonline-ra").episode(0)[1].architectures == frozenset({"allreduce_elastic"})
+
+
+# ----------------------------------------------------------------------------- env for elastic jobs
+def test_elastic_env_passes_both_checkers_and_masks_come_from_the_ledger():
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    from ddl_gym.envs.elastic_env import DDLClusterElasticEnv
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(DDLClusterElasticEnv("aonline-ps-small"), skip_render_check=True)
+        sb3_check_env(DDLClusterElasticEnv("aonline-ps-small"))
+    env = DDLClusterElasticEnv("aonline-ps-small", debug=True)
+    obs, info = env.reset(seed=1)
+    steps, invalid_seen = 0, False
+    rng = np.random.default_rng(0)
+    while True:
+        mask = env.action_masks()
+        assert mask.dtype == np.int8 and mask.any() and np.array_equal(mask, info["action_mask"])
+        K = len(env.menu)
+        for a in np.flatnonzero(mask[1:]) + 1:  # every valid start fits the free resources right now
+            slot, item = divmod(int(a) - 1, K)
+            assert env.sim.fits(env._options[(env._window[slot], env.menu[item])])
+        if not invalid_seen and (mask == 0).any():  # an invalid action is a no-op with a flag
+            before = env.sim.now
+            bad = int(np.flatnonzero(mask == 0)[0])
+            obs, reward, term, trunc, info = env.step(bad)
+            assert info["invalid_action"] and env.sim.now == before and reward == 0.0
+            invalid_seen = True
+            continue
+        obs, reward, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert obs in env.observation_space
+        steps += 1
+        if term:
+            break
+    assert info["metrics"]["jobs"] == 30 and invalid_seen
+    cluster, workload = get_scenario("aonline-ps-small").episode(1)  # the env's episode is the harness's
+    assert np.array_equal(env.sim.workload.iterations, workload.iterations) and env.sim.cluster == cluster
+
+
+def test_elastic_env_is_deterministic_and_registered():
+    import gymnasium as gym
+
+    import ddl_gym  # noqa: F401
+
+    def rollout():
+        env = gym.make("ddl_gym:DDLClusterElastic-v0", scenario="aonline-ps-small")
+        obs, info = env.reset(seed=4)
+        out = [obs]
+        while True:
+            mask = info["action_mask"]
+            obs, r, term, trunc, info = env.step(int(np.flatnonzero(mask)[-1]))
+            out.append(obs)
+            if term or trunc:
+                return np.array(out), info["metrics"]
+
+    (a, ma), (b, mb) = rollout(), rollout()
+    assert np.array_equal(a, b) and ma == mb
+    with pytest.raises(ConfigError, match="A-Online scenario"):
+        from ddl_gym.envs.elastic_env import DDLClusterElasticEnv
+
+        DDLClusterElasticEnv("small")
+
+
+def test_policies_are_listed_and_run_through_ddl_gym_eval(tmp_path):
+    from ddl_gym.cli import main
+
+    assert main(["eval", "--scenario", "aonline-ps-small", "--policies", "a-online,fifo-mr,drf", "--seeds", "1",
+                 "--out", str(tmp_path), "--workers", "1", "--no-plots", "--no-progress"]) == 0
+    import pandas as pd
+
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert set(summary.policy) == {"a-online", "fifo-mr", "drf"}
+    assert summary.weighted_completion.gt(0).all() and summary.weighted_jct_s.gt(0).all()
+    assert "alpha_eff_mean" in summary.columns  # A-Online's own statistics reach summary.csv
+    from ddl_gym.baselines import list_policies
+
+    assert {"a-online", "a-online-paper", "fifo-mr", "drf", "antman", "tiresias", "tiresias-dlas",
+            "jain-greedy"} <= set(list_policies())
+
+
+@pytest.mark.slow
+def test_quick_claims_match_the_committed_table(tmp_path):
+    """Regenerate the quick claims; they must equal notes/a_online/claims_quick.md (regenerate with
+    ``ddl-gym reproduce a-online --quick --jobs 1 --no-plots --claims notes/a_online/claims_quick.md``)."""
+    from pathlib import Path
+
+    from ddl_gym.reproduce.a_online import main
+
+    assert main(["--quick", "--out", str(tmp_path), "--jobs", "1", "--no-plots"]) == 0
+    committed = Path(__file__).resolve().parents[1] / "notes" / "a_online" / "claims_quick.md"
+    assert (tmp_path / "claims.md").read_text() == committed.read_text()

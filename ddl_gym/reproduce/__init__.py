@@ -29,6 +29,7 @@ from ddl_gym.sim.model import ConfigError
 REGISTRY: dict[str, str] = {
     "sjf-bco": "sjf_bco",  # Yu et al., MobiHoc'22, §7 Figs. 4-7
     "ada-srsf": "ada_srsf",  # Wang et al. 2020, §V Tables IV-V, Fig. 5
+    "a-online": "a_online",  # Zhou et al., §7 Figs. 2-12, §5.3
 }
 
 #: Reproduction name → importable module path (what the CLI imports).
