@@ -127,7 +127,11 @@ class Tiresias:
                         sim.wake_at(t)
 
     def _remaining_slots(self, sim: Simulator, job: int) -> float:
-        """Remaining mini-batches / (N ρ) in slots on its fixed configuration (clairvoyant)."""
+        """Remaining mini-batches / (N ρ) in slots on its fixed configuration (clairvoyant).
+
+        ``ρ`` is the distributed rate of the ideal types; for ring-all-reduce jobs it is taken at
+        ``Φ = D_j`` (eq. 14 depends on Φ only through ``(Φ−1)/Φ``), a ranking approximation.
+        """
         return sim.remaining_iterations(job) * sim.nominal_iteration_time(job) / SLOT_SECONDS * \
             self._config_scale(sim, job)
 
