@@ -11,7 +11,9 @@ the usual seeds 0.., so they never overlap.
 
 :class:`ElasticAgentPolicy` is a *self-driving* harness policy (``run_episode``): it builds the
 elastic env on exactly the harness's ``(cluster, workload)`` and acts greedily with the mask.
-The registry name ``aonline-ppo`` loads the shipped agent (``leaderboard/aonline-ps/agents/``).
+The registry name ``aonline-ppo`` loads the shipped agent (``leaderboard/aonline-ps-small/agents/``),
+trained on ``aonline-ps-small``; its observation does not depend on the server count, so it also
+runs on ``aonline-ps``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import ddl_gym
 from ddl_gym.scenarios import Scenario, get_scenario
 from ddl_gym.sim.model import ConfigError
 
-SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "aonline-ps" / "agents" / "maskable-ppo-elastic.zip"
+SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "aonline-ps-small" / "agents" / "maskable-ppo-elastic.zip"
 ENV_KWARGS: dict[str, Any] = {"window": 8, "queue_order": "wspt"}
 
 

@@ -100,6 +100,6 @@ _LAZY["tiresias-dlas"] = (f"{_AONLINE}.tiresias:make_tiresias", {"variant": "dla
 _LAZY["jain-greedy"] = (f"{_AONLINE}.jain_greedy:make_jain_greedy", {},
                         "Jain et al. greedy (latest window, w/resource-time order) as A-Online's batch routine")
 _LAZY["aonline-ppo"] = ("ddl_gym.agents.elastic:make_elastic_agent", {},
-                        "MaskablePPO on DDLClusterElastic-v0 (job x configuration menu), shipped agent for aonline-ps")
+                        "MaskablePPO on DDLClusterElastic-v0 (job x configuration menu), shipped agent trained on aonline-ps-small")
 POLICY_DESCRIPTIONS.update({k: _LAZY[k][2] for k in ("aonline-ppo", "a-online", "a-online-paper", "a-online-ect", "fifo-mr", "drf",
                                                       "antman", "tiresias", "tiresias-dlas", "jain-greedy")})

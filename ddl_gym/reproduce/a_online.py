@@ -15,8 +15,9 @@ What runs (every point on ``--seeds`` worlds, seed ``s`` = ``AOnlineScenario.epi
   MaskablePPO agent on ``DDLClusterElastic-v0`` (if shipped) and the lower bound.
 
 Scale. The paper's worlds (100+ jobs, 150 servers, up to 512-slot windows) cost about a minute per
-A-Online episode here, so the figure grids use smaller worlds (``--jobs-grid``, ``--servers``;
-defaults below) with the paper's distributions; the scenario-scale block uses the paper's sizes.
+A-Online episode here (jain-greedy two), so the default grid uses smaller worlds with the paper's
+distributions (10-40 jobs, 10 servers, T = 100; the scenario block on ``aonline-ps-small``);
+``--paper-scale`` runs 20-60 jobs on 20 servers and the scenario block on ``aonline-ps`` itself.
 ``--quick`` shrinks everything to run in a few minutes; its claims table is committed as
 ``notes/a_online/claims_quick.md`` and a test regenerates it.
 
@@ -59,14 +60,18 @@ class Settings:
     f_grid: tuple[float, ...]
     quick: bool
     scenario_scale: bool
+    scale_scenario: str  # the registered scenario of the scenario-scale block
 
 
 def _settings(args: argparse.Namespace) -> Settings:
     if args.quick:
         return Settings(tuple(range(args.seeds or 2)), (6, 12), (4, 8), 6, 8, 40, 24, (1, 50), (1.0, 100.0, 1e4),
-                        True, False)
-    return Settings(tuple(range(args.seeds or 3)), (20, 40, 60), (10, 20, 40), 20, 40, 150, 64, (1, 5, 10, 50), F_GRID,
-                    False, not args.no_scenario_scale)
+                        True, False, "")
+    if args.paper_scale:
+        return Settings(tuple(range(args.seeds or 3)), (20, 40, 60), (10, 20, 40), 20, 40, 150, 64, (1, 5, 10, 50),
+                        F_GRID, False, not args.no_scenario_scale, "aonline-ps")
+    return Settings(tuple(range(args.seeds or 3)), (10, 20, 40), (5, 10, 20), 10, 20, 100, 32, (1, 5, 50), F_GRID,
+                    False, not args.no_scenario_scale, "aonline-ps-small")
 
 
 def _world(arch: str, jobs: int, servers: int, horizon: int, **changes: Any):
@@ -191,7 +196,9 @@ def tasks(st: Settings) -> list[tuple]:
         out.append(("tiny", "gaps-tiny", 0, seed, ("a-online", "a-online-ect", "a-online-paper") + BASELINES +
                     ("tiresias-dlas", "jain-greedy")))
         if st.scenario_scale:
-            out.append(("online", "scenario", 100, seed, "ps", 100, 150, 150,
+            big = st.scale_scenario == "aonline-ps"
+            out.append(("online", "scenario", 100 if big else 30, seed, "ps", 100 if big else 30, 150 if big else 12,
+                        150 if big else 40,
                         ("a-online", "a-online-paper", "fifo-mr", "drf", "antman", "tiresias", "tiresias-dlas"), (), ()))
     return out
 
@@ -216,7 +223,8 @@ def agent_rows(st: Settings) -> list[dict[str, Any]]:
         return []
     from ddl_gym.scenarios import get_scenario
 
-    scenario = get_scenario("aonline-ps")
+    scenario = get_scenario(st.scale_scenario)
+    big = st.scale_scenario == "aonline-ps"
     policy = ElasticAgentPolicy(SHIPPED)
     rows = []
     for seed in st.seeds:
@@ -224,7 +232,7 @@ def agent_rows(st: Settings) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
         result = policy.run_episode(scenario, cluster, workload, np.random.default_rng(seed))
         s = result.summary()
-        rows.append({"exp": "scenario", "x": 100, "seed": seed, "policy": "aonline-ppo",
+        rows.append({"exp": "scenario", "x": 100 if big else 30, "seed": seed, "policy": "aonline-ppo",
                      "value": s["weighted_completion"] / SLOT_SECONDS, "weighted_jct": s["weighted_jct_s"] / SLOT_SECONDS,
                      "preemptions": 0, "wall_s": time.perf_counter() - t0, "completed": bool(result.completed)})
     return rows
@@ -390,7 +398,8 @@ def write_report(out: Path, df: pd.DataFrame, st: Settings, wall: float, command
         "('ilp-ceil'), and the same ILP with floored durations, a valid lower bound for the engine's continuous "
         "time ('ilp-floor', see baselines/a_online_opt.py). Scenario scale: the bound Σ w (a + EDK/(D ρ_max)).",
         "", _gaps(df),
-        "## Scenario scale (aonline-ps: 100 jobs, 150 servers, T = 150)", "", _table(df, "scenario", "jobs"), "",
+        f"## Scenario scale ({st.scale_scenario or 'not run'}) with the MaskablePPO agent", "",
+        _table(df, "scenario", "jobs"), "",
     ]
     report = "\n".join(header + body) + "\n"
     out.mkdir(parents=True, exist_ok=True)
@@ -430,7 +439,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_online/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
-    parser.add_argument("--no-scenario-scale", action="store_true", help="skip the 100-job, 150-server block")
+    parser.add_argument("--no-scenario-scale", action="store_true", help="skip the scenario-scale block")
+    parser.add_argument("--paper-scale", action="store_true",
+                        help="larger grid (20-60 jobs, 20 servers, T=150) and the scenario block on aonline-ps "
+                             "(100 jobs, 150 servers): tens of minutes")
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--reuse", action="store_true",
                         help="take the grid from OUT/runs.csv (a finished run) and recompute only the agent rows")
