@@ -333,3 +333,13 @@ def test_quick_claims_match_the_committed_table(tmp_path):
     assert main(["--quick", "--out", str(tmp_path), "--jobs", "1", "--no-plots"]) == 0
     committed = Path(__file__).resolve().parents[1] / "notes" / "a_online" / "claims_quick.md"
     assert (tmp_path / "claims.md").read_text() == committed.read_text()
+
+
+def test_shipped_elastic_agent_runs_in_the_harness():
+    pytest.importorskip("sb3_contrib")
+    scenario = get_scenario("aonline-ps-small")
+    cluster, workload = scenario.episode(0)
+    policy = make_policy("aonline-ppo")
+    result = policy.run_episode(scenario, cluster, workload, np.random.default_rng(0))
+    assert result.completed and result.policy == "aonline-ppo"
+    assert result.summary()["weighted_completion"] >= trivial_lower_bound(cluster, workload) * SLOT_SECONDS
