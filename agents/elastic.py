@@ -11,7 +11,8 @@ the usual seeds 0.., so they never overlap.
 
 :class:`ElasticAgentPolicy` is a *self-driving* harness policy (``run_episode``): it builds the
 elastic env on exactly the harness's ``(cluster, workload)`` and acts greedily with the mask.
-The registry name ``aonline-ppo`` loads the shipped agent (``leaderboard/aonline-ps-small/agents/``),
+The registry name ``aonline-ppo`` loads the shipped agent (``leaderboard/aonline-ps-small/elastic-agent/``; not under ``agents/``, which
+``ddl-gym list`` offers as ``NAME:PATH`` specs of DDLCluster-v0 agents),
 trained on ``aonline-ps-small``; its observation does not depend on the server count, so it also
 runs on ``aonline-ps``.
 """
@@ -31,7 +32,7 @@ import ddl_gym
 from ddl_gym.scenarios import Scenario, get_scenario
 from ddl_gym.sim.model import ConfigError
 
-SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "aonline-ps-small" / "agents" / "maskable-ppo-elastic.zip"
+SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "aonline-ps-small" / "elastic-agent" / "maskable-ppo-elastic.zip"
 ENV_KWARGS: dict[str, Any] = {"window": 8, "queue_order": "wspt"}
 
 
