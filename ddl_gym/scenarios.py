@@ -265,6 +265,7 @@ PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
     "ddl_gym.workloads.asrpt:ASRPT_SCENARIOS",
     "ddl_gym.workloads.smd_jobs:SMD_SCENARIOS",
+    "ddl_gym.workloads.aonline:AONLINE_SCENARIOS",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 
