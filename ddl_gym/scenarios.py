@@ -33,13 +33,13 @@ that share its cluster and model). ``ddl-gym scenarios --stats`` measures the re
 utilisation, contention share and load (README, scenario table).
 
 * **NICs: 100 Gb/s** (intra-server 800 Gb/s). The jobs are Ada-SRSF's Table III profiles (V100,
-  batch 16/64). For a 4-GPU job spread over four servers, ring all-reduce traffic at 100 Gb/s
-  costs 0.14–0.70× the job's compute time per iteration (Inception-V3 … VGG-16); at 10 Gb/s it
-  costs 1.4–7.0×. The step/sync times measured by Pollux (OSDI'21; ``shared/traces/pollux-workloads``
-  app profiles, 4-GPU nodes) put spread synchronisation at 0.06–0.7× compute at the per-GPU batch
-  sizes those jobs train with (about 1.3–1.6× at their smallest batches), so 100 Gb/s keeps the
-  Table III jobs in the measured regime and 10 Gb/s puts most of them far beyond it. SJF-BCO's
-  §7.1 setting and the ``philly`` scenario also use 100 Gb/s.
+  batch 16/64). For a 4-GPU job spread one GPU per server over four servers, ring all-reduce
+  traffic costs 0.14–0.70× the job's compute per iteration at 100 Gb/s (Inception-V3 … VGG-16) and
+  1.4–7.0× at 10 Gb/s. Pollux (OSDI'21) measured that placement for six applications on 4-GPU
+  nodes (``shared/traces/pollux-workloads``, ``app_profiles/*/placements.csv``, placement ``1111``
+  vs ``1``): 0.07–1.22× extra step time at the largest profiled per-GPU batch, 0.58–1.97× at the
+  smallest. 100 Gb/s keeps the Table III jobs inside that measured range; 10 Gb/s puts VGG-16 and
+  LSTM far above it. SJF-BCO's §7.1 setting and the ``philly`` scenario also use 100 Gb/s.
 * **Contention: ξ1 = 0.6** (RAR model, ``k = max(1, ξ1·p)``, α = 0.275, ξ2 = 1 ms per server).
   Ada-SRSF §I measured four 4-GPU jobs, each spread over the same four 10 GbE nodes, at 675 s
   against 295 s for one such job alone: 2.29×. On the ``ada-srsf-10g`` cluster the RAR model gives
