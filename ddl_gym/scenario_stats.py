@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-
 import numpy as np
 
 from ddl_gym.scenarios import Scenario, get_scenario
