@@ -5,7 +5,7 @@ auto-registration); ``gym.make("ddl_gym:DDLCluster-v0")`` imports and registers 
 
 | id                        | scenario | what                                                        |
 |---------------------------|----------|-------------------------------------------------------------|
-| ``DDLCluster-v0``         | default  | 16x4 GPUs, 10 Gb/s, 160 jobs over 20 min, RAR contention    |
+| ``DDLCluster-v0``         | default  | 16x4 GPUs, 100 Gb/s, 160 jobs over 80 min, RAR contention   |
 | ``DDLCluster-Small-v0``   | small    | 4x4 GPUs, 40 jobs (fast experiments, smoke tests)           |
 | ``DDLCluster-Large-v0``   | large    | 64x4 GPUs, 640 jobs                                         |
 | ``DDLCluster-Philly-v0``  | philly-slice | 160 consecutive Philly jobs on the default cluster      |
