@@ -110,16 +110,36 @@ def test_masked_random_rollouts_never_over_commit_with_invariant_checks() -> Non
         assert info["metrics"]["jobs"] == env.sim.workload.num_jobs
 
 
-def test_invalid_action_is_a_penalised_no_op() -> None:
-    env = DDLPlacementEnv("small", invalid_action_penalty=0.5)
-    env.reset(seed=0)
+def _state_with_a_full_server(env: DDLPlacementEnv) -> np.ndarray:
     full = np.flatnonzero(env.action_masks()[:-1] == 0)
     while full.size == 0 or env.current_job is None:  # until some server has no unclaimed free GPU
         env.step(pack_worker_action(env))
         full = np.flatnonzero(env.action_masks()[:-1] == 0)
+    return full
+
+
+def test_invalid_action_waits_and_is_penalised() -> None:
+    """Default ``invalid_action="wait"``: the invalid server choice runs "wait" (drop claims, next event)."""
+    env = DDLPlacementEnv("small", invalid_action_penalty=0.5)
+    env.reset(seed=0)
+    full = _state_with_a_full_server(env)
+    twin = env.fork()
+    assert env.action_masks()[env.wait_action] == 1
+    _, reward, _, _, info = env.step(int(full[0]))
+    _, wait_reward, _, _, wait_info = twin.step(env.wait_action)
+    assert info["invalid_action"] and info["executed_action"] == env.wait_action
+    assert not wait_info["invalid_action"]
+    assert reward == wait_reward - 0.5
+    assert (env.sim.now, env.claimed.tolist(), env.current_job) == (twin.sim.now, twin.claimed.tolist(), twin.current_job)
+
+
+def test_invalid_action_noop_mode_changes_nothing() -> None:
+    env = DDLPlacementEnv("small", invalid_action="noop", invalid_action_penalty=0.5)
+    env.reset(seed=0)
+    full = _state_with_a_full_server(env)
     before = (env.sim.now, env.claimed.tolist(), env.current_job)
     _, reward, _, _, info = env.step(int(full[0]))
-    assert info["invalid_action"] and reward == -0.5
+    assert info["invalid_action"] and reward == -0.5 and info["executed_action"] == -1
     assert (env.sim.now, env.claimed.tolist(), env.current_job) == before
 
 

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ddl_gym.envs.base import SimulatorEnv
+from ddl_gym.envs.base import SimulatorEnv, action_index
 from ddl_gym.envs.cluster_env import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S, _WORK_MAX_S
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
@@ -121,13 +121,15 @@ class DDLPlacementEnv(SimulatorEnv):
         reward: str = "jct",
         reward_scale: float = 1.0 / 3600.0,
         allow_wait: bool = True,
+        invalid_action: str = "wait",
         invalid_action_penalty: float = 0.0,
-        max_decisions: int | None = None,
+        max_decisions: int | str | None = "auto",
         render_mode: str | None = None,
         debug: bool = False,
     ) -> None:
         self._setup_common(scenario, reward=reward, reward_scale=reward_scale, render_mode=render_mode,
-                           invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
+                           invalid_action=invalid_action, invalid_action_penalty=invalid_action_penalty,
+                           max_decisions=max_decisions, debug=debug)
         if order not in ("srsf", "sjf", "fifo"):
             raise ConfigError(f"order must be 'srsf', 'sjf' or 'fifo', got {order!r}")
         self.order = order
@@ -140,6 +142,7 @@ class DDLPlacementEnv(SimulatorEnv):
                                    "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES}
         self.current_job: int | None = None
         self._claimed = np.zeros(self.num_servers, dtype=np.int64)
+        self._executed = -1
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -152,11 +155,19 @@ class DDLPlacementEnv(SimulatorEnv):
         if self.sim is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         sim = self.sim
+        if type(action) is not int:
+            action = action_index(action, self.num_servers + 1, "DDLClusterPlacement")
         before = self._objective_area()
         mask = self.action_masks()
-        action = int(action)
         invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
-        if not invalid and not sim.done:
+        if invalid:
+            # "wait": wait if that is valid, else the first valid server; "noop": nothing happens.
+            if self.invalid_action == "noop":
+                action = -1
+            else:
+                action = self.wait_action if mask[self.wait_action] else int(np.flatnonzero(mask)[0])
+        self._executed = action
+        if action >= 0 and not sim.done:
             if action == self.wait_action:
                 self._drop_claim()
                 sim.advance()
@@ -213,6 +224,14 @@ class DDLPlacementEnv(SimulatorEnv):
     def _fork_state(self, twin: DDLPlacementEnv) -> None:
         twin._claimed = self._claimed.copy()
 
+    def _auto_decision_limit(self) -> int:
+        # Each step claims a worker (<= G_j per job and event, a wait drops the claims) or lets an
+        # event happen (<= 2N): at most 2N·max G + Σ G when invalid actions wait; twice that.
+        w = self.sim.workload  # type: ignore[union-attr]
+        if not w.num_jobs:
+            return 64
+        return 2 * (2 * w.num_jobs * int(w.gpus.max()) + int(w.gpus.sum())) + 64
+
     # ------------------------------------------------------------------ internals
     def _prepare_episode(self) -> None:
         sim = self.sim
@@ -233,6 +252,7 @@ class DDLPlacementEnv(SimulatorEnv):
         self._max_server = float(cluster.max_server_gpus)
         self._claimed = np.zeros(self.num_servers, dtype=np.int64)
         self.current_job = None
+        self._executed = -1
 
     def _drop_claim(self) -> None:
         self._claimed[:] = 0
@@ -305,6 +325,7 @@ class DDLPlacementEnv(SimulatorEnv):
         return {
             "action_mask": self.action_masks(),
             "invalid_action": invalid,
+            "executed_action": self._executed,
             "sim_time": float(sim.now),
             "current_job": -1 if job is None else int(job),
             "workers_left": 0 if job is None else self._gpus[job] - int(self._claimed.sum()),
