@@ -283,6 +283,10 @@ class MCTSPolicy:
         kwargs: dict[str, Any] = dict(getattr(guide, "env_kwargs", None) or {})
         kwargs.update(env_kwargs or {})
         kwargs["reward"] = objective
+        # A classic guide can name an invalid action (FIFO head outside the window while advance is
+        # invalid); in the search envs that stays a no-op, as in the first release, so searches and
+        # their results are unchanged by the env's default invalid_action="wait".
+        kwargs.setdefault("invalid_action", "noop")
         if self.classic_guide is not None:
             placements = tuple(kwargs.get("placements", ("pack", "spread", "contention_aware")))
             if not any(get_placement_rule(p) is self.classic_guide.policy.rule for p in placements):
