@@ -343,10 +343,10 @@ class _TimedSimulator(Simulator):
         super().__init__(*args, **kwargs)
         self._harness_start_s = 0.0
 
-    def start(self, job: int, gpu_ids: np.ndarray | list[int]) -> None:
+    def start(self, job: int, placement: Any) -> None:
         t0 = time.perf_counter()
         try:
-            super().start(job, gpu_ids)
+            super().start(job, placement)
         finally:
             self._harness_start_s += time.perf_counter() - t0
 
@@ -357,6 +357,7 @@ class _TimedScheduler:
     def __init__(self, policy: Any) -> None:
         self.policy = policy
         self.name = getattr(policy, "name", "")
+        self.capabilities = getattr(policy, "capabilities", ())  # engine capabilities it may use
         self.seconds = 0.0
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:

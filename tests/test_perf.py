@@ -89,4 +89,4 @@ def test_bad_parameters_raise_config_errors():
     with pytest.raises(ConfigError, match="degradation"):
         RARContentionModel(degradation="cubic")
     with pytest.raises(ConfigError, match="unknown performance model"):
-        make_performance_model("pipeline")
+        make_performance_model("no-such-model")

@@ -3,9 +3,10 @@
 Imports no gymnasium, torch or stable-baselines3.
 """
 
-from ddl_gym.sim.engine import InvariantError, Scheduler, SimulationError, Simulator, run_policy
+from ddl_gym.sim.alloc import Allocation
+from ddl_gym.sim.engine import CAPABILITIES, InvariantError, Scheduler, SimulationError, Simulator, run_policy
 from ddl_gym.sim.metrics import SUMMARY_KEYS, SimResult
-from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
+from ddl_gym.sim.model import ARCHITECTURES, ClusterSpec, ConfigError, ModelProfile, ResourceType, Workload
 from ddl_gym.sim.perf import (
     AllReduceContentionModel,
     RARContentionModel,
@@ -16,7 +17,7 @@ from ddl_gym.sim.tasklevel import TaskLevelSimulator
 from ddl_gym.sim.zoo import MODEL_ZOO, TABLE_III_MODELS, get_model
 
 __all__ = [
-    "AllReduceContentionModel", "ClusterSpec", "ConfigError", "InvariantError", "MODEL_ZOO", "ModelProfile",
+    "ARCHITECTURES", "Allocation", "CAPABILITIES", "ResourceType", "AllReduceContentionModel", "ClusterSpec", "ConfigError", "InvariantError", "MODEL_ZOO", "ModelProfile",
     "RARContentionModel", "SUMMARY_KEYS", "Scheduler", "SimResult", "SimulationError", "Simulator",
     "TABLE_III_MODELS", "TaskLevelSimulator", "Workload", "get_model", "make_performance_model", "per_iteration_times", "run_policy",
 ]

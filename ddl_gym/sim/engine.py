@@ -1,36 +1,63 @@
-"""Event-driven cluster simulator for gang-scheduled, non-preemptive distributed training jobs.
+"""Event-driven cluster simulator for gang-scheduled distributed training jobs of every kind.
 
 One clock (``Simulator.now``), one completion heap with deterministic tie-breaking
 ``(time, sequence)``, arrivals read in order from the (sorted) workload, and policy wake-up
 timers. Jobs progress continuously at ``1/τ_j`` iterations per second, where ``τ_j`` comes from
-the bound performance model (:mod:`ddl_gym.sim.perf`). When a split job (one spread over several
-servers) starts or ends, only the split jobs sharing one of its servers can change rate: the
-engine re-rates exactly those, banks their progress and reschedules their completion.
+the bound rate model (:mod:`ddl_gym.sim.perf`). With a *contention* model (RAR, all-reduce), when
+a split job (one spread over several servers) starts or ends, only the split jobs sharing one of
+its servers can change rate: the engine re-rates exactly those, banks their progress and
+reschedules their completion. With a *contention-free* model (pipeline, parameter-server,
+A-Online) a job's τ depends on its own :class:`~ddl_gym.sim.alloc.Allocation` only: it is set at
+start and never re-rated.
+
+**What a job holds.** ``start(job, placement)`` takes GPU ids (a rigid gang, today's form) or an
+:class:`~ddl_gym.sim.alloc.Allocation` (pipeline stage mapping, typed workers / parameter servers
+with CPU, memory, bandwidth ...). The resource ledger tracks GPUs by identity
+(``gpu_owner``, ``free_per_server``) and every other resource as an amount per server
+(``used``, against ``ClusterSpec.capacity``).
+
+**Optional capabilities** (off unless the policy declares them in ``policy.capabilities``; the
+native driver :func:`run_policy` switches them on, so a default run cannot use them by accident):
+
+* ``"reject"`` — :meth:`Simulator.reject`: a queued job leaves unserved (state REJECTED).
+* ``"preempt"`` — :meth:`Simulator.preempt`: a running job's progress is banked, it releases
+  everything and re-enters the queue; a restart overhead (seconds) is charged on its next start.
+* ``"resize"`` — :meth:`Simulator.resize`: a running (elastic) job moves to another allocation,
+  progress banked.
 
 Scheduling happens between events. A driver (the native loop :func:`run_policy`, or the Gymnasium
 env) asks the policy for decisions, applies them with :meth:`Simulator.start`, then calls
 :meth:`Simulator.advance`, which jumps to the next event time and processes every event at that
 time (completions first, then arrivals, then wake-ups).
 
-With ``debug=True`` the invariants are checked after every event batch and every start:
-no GPU over-committed, gang start/stop (all of a job's GPUs held from start to finish), no start
-before arrival, iterations conserved (``0 <= remaining <= F``, exactly ``0`` at completion) and time
-non-decreasing. Violations raise :class:`InvariantError`.
+With ``debug=True`` the invariants are checked after every event batch and every action:
+no GPU over-committed and no resource over capacity on any server, gang start/stop (all of a job's
+GPUs held while it runs, a rigid job exactly ``G_j``), no start before arrival, a queued, preempted
+or rejected job holds nothing, iterations conserved (``0 <= remaining <= F`` plus restart overheads,
+exactly ``0`` at completion, also across preemptions) and time non-decreasing. Violations raise
+:class:`InvariantError`.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from typing import Protocol
 
 import numpy as np
 
+from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.metrics import SimResult
-from ddl_gym.sim.model import ClusterSpec, Workload
+from ddl_gym.sim.model import RIGID_ARCHITECTURES, ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import PerformanceModel, RARContentionModel
 
-PENDING, QUEUED, RUNNING, DONE = 0, 1, 2, 3
+PENDING, QUEUED, RUNNING, DONE, REJECTED = 0, 1, 2, 3, 4
+_STATE_NAMES = ("pending (not arrived)", "queued", "running", "done", "rejected")
+
+#: Capabilities a policy may declare (``policy.capabilities``) to use the matching engine actions.
+CAPABILITIES: frozenset[str] = frozenset({"reject", "preempt", "resize"})
+_TOLERANCE = 1e-9  # slack on non-GPU capacity checks (float amounts)
 
 
 class SimulationError(RuntimeError):
@@ -54,7 +81,9 @@ class Simulator:
     Public read-only state for policies (do not mutate): ``now``, ``queue`` (queued job indices
     in arrival order), ``running`` (dict of running jobs in start order), ``free_per_server``,
     ``gpu_owner`` (job index per GPU, ``-1`` free), ``split_count`` (split jobs per server),
-    ``num_free``, ``state``.
+    ``num_free``, ``state``, ``used`` (non-GPU resource amounts in use per server; its GPU column
+    stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``.
+    ``capabilities`` is the set of optional actions enabled (see the module docstring).
     """
 
     def __init__(
@@ -71,7 +100,9 @@ class Simulator:
         self.workload = workload
         self.model = model if model is not None else RARContentionModel()
         self.bound = self.model.bind(cluster, workload)
+        self._contention_free = bool(getattr(self.bound, "contention_free", False))
         self.debug = debug
+        self.capabilities: frozenset[str] = frozenset()
         n = workload.num_jobs
         self._n = n
         self.gpu_server = cluster.gpu_server()
@@ -85,6 +116,13 @@ class Simulator:
         self._iterations: list[int] = workload.iterations.tolist()
         self._weight: list[float] = workload.weight.tolist()
         self._max_server_gpus = cluster.max_server_gpus
+        # Architecture per job only when some job is not a rigid all-reduce gang (saves 8 B/job otherwise).
+        self._elastic: frozenset[int] = frozenset(
+            np.flatnonzero(~np.isin(workload.arch, list(RIGID_ARCHITECTURES))).tolist()) if workload.arch.any() else frozenset()
+        # Non-GPU resource ledger (column 0, GPUs, is tracked by identity in gpu_owner/free_per_server).
+        self.capacity = cluster.capacity_matrix()
+        self.used = np.zeros_like(self.capacity)
+        self._multi_resource = cluster.num_resources > 1
 
         self.now = 0.0 if n == 0 else self._arrival[0]  # the clock starts at the first arrival
         self.queue: list[int] = []
@@ -124,17 +162,30 @@ class Simulator:
         self.busy_gpu_area = 0.0
         self._weight_in_system = 0.0
         self.timeline: list[tuple[float, int, float]] | None = [] if record_timeline else None
+        self.num_rejected = 0
+        # Sparse per-job state, only for jobs that use allocations or capabilities (no cost otherwise).
+        self._alloc: dict[int, Allocation] = {}  # jobs started with an Allocation
+        self._amounts: dict[int, np.ndarray] = {}  # non-GPU amounts held, rows aligned with servers[job]
+        self.preemptions: dict[int, int] = {}
+        self.resizes: dict[int, int] = {}
+        self._pending_overhead_s: dict[int, float] = {}  # restart overhead charged at the next start
+        self._overhead_iters: dict[int, float] = {}  # iterations added by restart overheads so far
+        self._segment_start: dict[int, float] = {}  # start of the current holding (preempted/resized jobs)
+        self._banked_gpu_s: dict[int, float] = {}  # GPU-seconds of earlier holdings
+        self._banked_resource_s: dict[int, np.ndarray] = {}  # resource-seconds of earlier holdings
+        self._banked_busy_gpu_s: dict[int, float] = {}  # compute GPU-seconds (contention-free models)
+        self._last_amounts: dict[int, np.ndarray] = {}  # non-GPU amounts of a job's last holding (records)
         self._admit_arrivals()
 
     # ------------------------------------------------------------------ queries
     @property
     def done(self) -> bool:
-        """All jobs finished."""
-        return self.num_finished == self._n
+        """Every job finished or was rejected."""
+        return self.num_finished + self.num_rejected == self._n
 
     @property
     def jobs_in_system(self) -> int:
-        return self.num_arrived - self.num_finished
+        return self.num_arrived - self.num_finished - self.num_rejected
 
     @property
     def has_future_arrivals(self) -> bool:
@@ -164,81 +215,358 @@ class Simulator:
         return self.remaining[job]
 
     def nominal_iteration_time(self, job: int) -> float:
-        """τ of ``job`` on its most consolidated placement with no contention (planning estimate)."""
+        """τ of ``job`` on its most consolidated placement with no contention (planning estimate).
+
+        Contention-free rate models supply their own estimate (e.g. A-SRPT's ``α̃_min``).
+        """
+        if self._contention_free:
+            return self.bound.nominal_iteration_time(job)
         g = self._gpus[job]
         n_servers = -(-g // self._max_server_gpus)
         return self.bound.iteration_time(job, n_servers, 1 if n_servers > 1 else 0)
 
-    def estimate_iteration_time(self, job: int, gpu_ids: np.ndarray) -> float:
-        """τ that ``job`` would have right now on ``gpu_ids`` (others' slowdown not included)."""
+    def estimate_iteration_time(self, job: int, placement: np.ndarray | list[int] | Allocation) -> float:
+        """τ that ``job`` would have right now on ``placement`` (others' slowdown not included)."""
+        if self._contention_free:
+            alloc = placement if isinstance(placement, Allocation) else Allocation.rigid(placement)
+            return self.bound.allocation_time(job, alloc)
+        gpu_ids = placement.gpu_ids if isinstance(placement, Allocation) else placement
         servers = np.unique(self.gpu_server[np.asarray(gpu_ids, dtype=np.int64)])
         if servers.size <= 1:
             return self.bound.iteration_time(job, 1, 0)
         return self.bound.iteration_time(job, int(servers.size), int(self.split_count[servers].max()) + 1)
 
+    def allocation(self, job: int) -> Allocation | None:
+        """What ``job`` holds now (``None`` if it holds nothing)."""
+        if self.state[job] != RUNNING:
+            return None
+        return self._alloc.get(job) or Allocation.rigid(self.placement[job])
+
+    def free_resources(self) -> np.ndarray:
+        """Free amount of every resource per server, shape ``(servers, resources)`` (GPU column = free GPUs)."""
+        free = self.capacity - self.used
+        free[:, 0] = self.free_per_server
+        return free
+
+    def fits(self, alloc: Allocation) -> bool:
+        """Whether ``alloc``'s resources are free right now (GPU ids, if given, must be free)."""
+        servers, use = alloc.server_use(self.cluster)
+        if alloc.gpu_ids is not None and alloc.gpu_ids.size and (self.gpu_owner[alloc.gpu_ids] >= 0).any():
+            return False
+        if servers and np.any(use[:, 0] > self.free_per_server[list(servers)]):
+            return False
+        if self._multi_resource and servers:
+            rows = list(servers)
+            return bool(np.all(self.used[rows, 1:] + use[:, 1:] <= self.capacity[rows, 1:] + _TOLERANCE))
+        return True
+
     # ------------------------------------------------------------------ actions
-    def start(self, job: int, gpu_ids: np.ndarray | list[int]) -> None:
-        """Gang-start queued ``job`` on the given free GPUs (exactly ``G_j`` distinct ones)."""
+    def start(self, job: int, placement: np.ndarray | list[int] | Allocation) -> None:
+        """Gang-start queued ``job`` on ``placement``: free GPU ids (a rigid gang of exactly ``G_j``
+        distinct GPUs) or an :class:`~ddl_gym.sim.alloc.Allocation` (stage mapping, typed
+        workers / parameter servers, non-GPU resources). All of it is taken at once or not at all.
+        """
         if not 0 <= job < self._n or self.state[job] != QUEUED:
             raise SimulationError(f"job {job} cannot start: it is not in the queue (state {self._state_name(job)})")
+        if isinstance(placement, Allocation):
+            ids, servers, counts, amounts = self._resolve_allocation(job, placement)
+        else:
+            ids, servers, counts = self._resolve_gpu_ids(job, placement)
+            amounts = None
+        self._occupy(job, ids, servers, counts, placement if isinstance(placement, Allocation) else None, amounts)
+        self.queue.remove(job)
+        self.running[job] = None
+        self.state[job] = RUNNING
+        if self.start_time[job] != self.start_time[job]:  # NaN: first start (a restart keeps it)
+            self.start_time[job] = self.now
+        else:
+            self._segment_start[job] = self.now
+        self._last[job] = self.now
+        self.decisions += 1
+        self._rate_new_placement(job, servers)
+        if self.debug:
+            self.check_invariants()
+
+    def _resolve_gpu_ids(self, job: int, gpu_ids: np.ndarray | list[int]) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...]]:
+        """Validate a plain GPU-id placement; returns ``(ids, servers, GPUs per server)``."""
         ids = np.asarray(gpu_ids, dtype=np.int64).ravel()
         g = self._gpus[job]
-        if ids.size != g:
+        if ids.size != g and job not in self._elastic:
             raise SimulationError(f"job {job} needs {g} GPUs, placement has {ids.size}")
         id_list = ids.tolist()
         owner = self.gpu_owner
         gpu_server = self._gpu_server_list
-        if g == 1:  # the common case, kept free of numpy fancy indexing
+        if len(id_list) == 1:  # the common case, kept free of numpy fancy indexing
             gpu = id_list[0]
             if not 0 <= gpu < owner.size:
                 raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
             if owner[gpu] >= 0:
                 raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
-            servers: tuple[int, ...] = (gpu_server[gpu],)
-            counts: tuple[int, ...] = (1,)
-            self.free_per_server[servers[0]] -= 1
-            owner[gpu] = job
-            self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
+            return ids, (gpu_server[gpu],), (1,)
+        if not id_list:
+            raise SimulationError(f"job {job}: an empty GPU placement needs an Allocation with its other resources")
+        if min(id_list) < 0 or max(id_list) >= owner.size:
+            raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
+        if owner[ids].max() >= 0 or len(set(id_list)) != len(id_list):
+            raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
+        per_server: dict[int, int] = {}
+        for i in id_list:
+            server = gpu_server[i]
+            per_server[server] = per_server.get(server, 0) + 1
+        servers = tuple(sorted(per_server))
+        return ids, servers, tuple(per_server[server] for server in servers)
+
+    def _resolve_allocation(self, job: int, alloc: Allocation
+                            ) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
+        """Validate an Allocation against the free resources; pick its GPUs if it left them to us.
+
+        Returns ``(GPU ids, servers, GPUs per server, non-GPU amounts per server or None)``. With
+        non-GPU amounts, ``servers`` includes servers where the job holds no GPU (e.g. a CPU-only
+        parameter server) and the amounts' rows are aligned with it.
+        """
+        try:
+            servers_use, use = alloc.server_use(self.cluster)
+        except ConfigError as exc:
+            raise SimulationError(f"job {job}: {exc}") from None
+        if use.ndim != 2 or use.shape[1] != self.cluster.num_resources:
+            raise SimulationError(f"job {job}: allocation has {use.shape[1:]} resource columns, the cluster "
+                                  f"has {self.cluster.num_resources} {self.cluster.resources}")
+        if alloc.gpu_ids is None:  # typed allocation: the lowest-index free GPUs of each server
+            picked = []
+            for server, n in zip(servers_use, use[:, 0].tolist()):
+                free = self.free_gpu_ids(server)
+                if free.size < n:
+                    raise SimulationError(f"job {job}: server {server} has {free.size} free GPUs, the allocation needs {int(n)}")
+                picked.append(free[: int(n)])
+            ids = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
         else:
-            if min(id_list) < 0 or max(id_list) >= owner.size:
-                raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
-            if owner[ids].max() >= 0 or len(set(id_list)) != g:
-                raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
-            per_server: dict[int, int] = {}
-            for i in id_list:
-                server = gpu_server[i]
-                per_server[server] = per_server.get(server, 0) + 1
-            servers = tuple(sorted(per_server))
-            counts = tuple(per_server[server] for server in servers)
+            ids = alloc.gpu_ids
+            try:
+                alloc.check_gpu_column(self.cluster)
+            except ConfigError as exc:
+                raise SimulationError(f"job {job}: {exc}") from None
+        if ids.size:
+            ids, servers, counts = self._resolve_gpu_ids(job, ids)
+        elif job in self._elastic:
+            servers, counts = (), ()
+        else:
+            raise SimulationError(f"job {job} needs {self._gpus[job]} GPUs, the allocation has none")
+        if not use[:, 1:].any():
+            return ids, servers, counts, None
+        rows = list(servers_use)
+        fits = np.all(self.used[rows, 1:] + use[:, 1:] <= self.capacity[rows, 1:] + _TOLERANCE, axis=1)
+        if not fits.all():
+            bad = [s for s, ok in zip(rows, fits.tolist()) if not ok]
+            raise SimulationError(f"job {job}: allocation exceeds the free non-GPU resources of server(s) {bad}")
+        amounts = np.ascontiguousarray(use[:, 1:], dtype=np.float64)
+        amounts.setflags(write=False)
+        return ids, tuple(servers_use), tuple(int(round(c)) for c in use[:, 0].tolist()), amounts
+
+    def _occupy(self, job: int, ids: np.ndarray, servers: tuple[int, ...], counts: tuple[int, ...],
+                alloc: Allocation | None, amounts: np.ndarray | None) -> None:
+        """Take ``ids`` (and non-GPU ``amounts``) for ``job``: the ledger side of a start or resize."""
+        g = int(ids.size)
+        if g == 1 and amounts is None:
+            gpu = int(ids[0])
+            self.free_per_server[servers[0]] -= 1
+            self.gpu_owner[gpu] = job
+            self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
+        elif g:
             if len(servers) == 1:
                 self.free_per_server[servers[0]] -= g
             else:
                 self.free_per_server[list(servers)] -= counts
-            owner[ids] = job
+            self.gpu_owner[ids] = job
             self.gpu_assigned_work[ids] += self._iterations[job] * self.nominal_iteration_time(job)
+        if amounts is not None:
+            self.used[list(servers), 1:] += amounts
+            self._amounts[job] = amounts
+        if alloc is not None:
+            self._alloc[job] = alloc if alloc.gpu_ids is not None else alloc.with_gpu_ids(ids)
         self._server_counts[job] = counts
         self.num_free -= g
-        self.queue.remove(job)
-        self.running[job] = None
-        self.state[job] = RUNNING
         self.servers[job] = servers
         self.placement[job] = ids
-        self.start_time[job] = self.now
-        self._last[job] = self.now
-        self.decisions += 1
-        if len(servers) > 1:
-            for s in servers:
+
+    def _rate_new_placement(self, job: int, servers: tuple[int, ...]) -> None:
+        """Set ``job``'s rate after it took a placement (and re-rate contended neighbours)."""
+        gpu_servers = self._gpu_servers_of(job) if self._amounts else servers
+        split = len(gpu_servers) > 1
+        if split:
+            for s in gpu_servers:
                 self._split_jobs[s].add(job)
                 self._split_list[s] += 1
-            self.split_count[list(servers)] += 1
-            self._ideal_tau[job] = self.bound.iteration_time(job, len(servers), 1)
-            self._rerate(self._neighbours(servers))
+            self.split_count[list(gpu_servers)] += 1
+        if self._contention_free:
+            tau = self.bound.allocation_time(job, self._alloc.get(job) or Allocation.rigid(self.placement[job]))
+            self._ideal_tau[job] = tau
+            self._charge_restart(job, tau)
+            self._set_rate(job, tau)
+        elif split:
+            self._ideal_tau[job] = self.bound.iteration_time(job, len(gpu_servers), 1)
+            self._charge_restart(job, self._ideal_tau[job])
+            self._rerate(self._neighbours(gpu_servers))
         else:
             tau = self.bound.iteration_time(job, 1, 0)
             self._ideal_tau[job] = tau
+            self._charge_restart(job, tau)
             self._set_rate(job, tau)
+
+    def _gpu_servers_of(self, job: int) -> tuple[int, ...]:
+        """Servers on which ``job`` holds GPUs (differs from ``servers`` only for CPU-only holdings)."""
+        if job in self._amounts:
+            return tuple(s for s, c in zip(self.servers[job], self._server_counts[job]) if c)
+        return self.servers[job]
+
+    def _charge_restart(self, job: int, tau: float) -> None:
+        """Add a preempted job's restart overhead as ``overhead_s / τ`` extra iterations (τ uncontended)."""
+        if self._pending_overhead_s:
+            overhead = self._pending_overhead_s.pop(job, 0.0)
+            if overhead > 0.0:
+                extra = overhead / tau
+                self.remaining[job] += extra
+                self._overhead_iters[job] = self._overhead_iters.get(job, 0.0) + extra
+
+    # ------------------------------------------------------------------ optional capabilities
+    def _require(self, capability: str, job: int) -> None:
+        if capability not in self.capabilities:
+            raise SimulationError(
+                f"job {job}: {capability} is an optional capability the policy did not declare "
+                f"(set capabilities = {{'{capability}'}} on the policy; enabled: {sorted(self.capabilities) or 'none'})"
+            )
+
+    def reject(self, job: int) -> None:
+        """A queued job leaves the system unserved (capability ``"reject"``; e.g. SMD admission)."""
+        self._require("reject", job)
+        if not 0 <= job < self._n or self.state[job] != QUEUED:
+            raise SimulationError(f"job {job} cannot be rejected: it is not in the queue (state {self._state_name(job)})")
+        self.queue.remove(job)
+        self.state[job] = REJECTED
+        self.num_rejected += 1
+        self._weight_in_system -= self._weight[job]
+        self.decisions += 1
         if self.debug:
             self.check_invariants()
+
+    def preempt(self, job: int, overhead_s: float = 0.0) -> None:
+        """Stop a running job, bank its progress and put it back in the queue (capability ``"preempt"``).
+
+        Args:
+            job: a running job.
+            overhead_s: restart cost in seconds, charged when the job next starts as
+                ``overhead_s / τ`` extra iterations (τ = its uncontended per-iteration time there).
+        """
+        self._require("preempt", job)
+        if not 0 <= job < self._n or self.state[job] != RUNNING:
+            raise SimulationError(f"job {job} cannot be preempted: it is not running (state {self._state_name(job)})")
+        if not (overhead_s >= 0.0 and math.isfinite(overhead_s)):
+            raise SimulationError(f"job {job}: preemption overhead must be a finite number >= 0, got {overhead_s!r}")
+        self._bank_progress(job)
+        self._bank_holding(job)
+        servers = self._release(job)
+        self.state[job] = QUEUED
+        bisect.insort(self.queue, job)  # the queue stays in arrival (= index) order
+        self.preemptions[job] = self.preemptions.get(job, 0) + 1
+        if overhead_s > 0.0:
+            self._pending_overhead_s[job] = self._pending_overhead_s.get(job, 0.0) + overhead_s
+        if self.timeline is not None:
+            self.timeline.append((self.now, job, math.inf))
+        if servers is not None:
+            self._rerate(self._neighbours(servers))
+        if self.debug:
+            self.check_invariants()
+
+    def resize(self, job: int, placement: np.ndarray | list[int] | Allocation) -> None:
+        """Move a running job to another allocation, progress banked (capability ``"resize"``)."""
+        self._require("resize", job)
+        if not 0 <= job < self._n or self.state[job] != RUNNING:
+            raise SimulationError(f"job {job} cannot be resized: it is not running (state {self._state_name(job)})")
+        self._bank_progress(job)
+        self._bank_holding(job)
+        before = (self.placement[job], self.servers[job], self._server_counts[job], self._alloc.pop(job, None),
+                  self._amounts.get(job))
+        old = self._release(job, keep_running=True)
+        try:
+            if isinstance(placement, Allocation):
+                ids, servers, counts, amounts = self._resolve_allocation(job, placement)
+            else:
+                ids, servers, counts = self._resolve_gpu_ids(job, placement)
+                amounts = None
+        except SimulationError:  # keep running where it was (progress stays banked)
+            self._occupy(job, before[0], before[1], before[2], before[3], before[4])
+            self._segment_start[job] = self.now
+            self._rate_new_placement(job, before[1])
+            raise
+        self._occupy(job, ids, servers, counts, placement if isinstance(placement, Allocation) else None, amounts)
+        self._segment_start[job] = self.now
+        self.resizes[job] = self.resizes.get(job, 0) + 1
+        self.decisions += 1
+        if old is not None:
+            self._rerate(self._neighbours(old))
+        self._rate_new_placement(job, servers)
+        if self.debug:
+            self.check_invariants()
+
+    def _bank_progress(self, job: int) -> None:
+        """Bank ``job``'s progress up to now and invalidate its pending completion event."""
+        tau = self.tau[job]
+        left = self.remaining[job] - (self.now - self._last[job]) / tau
+        self.remaining[job] = left if left > 0.0 else 0.0
+        self._last[job] = self.now
+        self.tau[job] = math.inf
+        self._version[job] += 1
+
+    def _bank_holding(self, job: int) -> None:
+        """Accumulate the GPU-, resource- and compute-seconds of ``job``'s current holding (before it ends early)."""
+        elapsed = self.now - self._segment_start.get(job, self.start_time[job])
+        self._banked_gpu_s[job] = self._banked_gpu_s.get(job, 0.0) + self.placement[job].size * elapsed
+        if job in self._amounts:
+            self._banked_resource_s[job] = self._banked_resource_s.get(job, 0.0) + self._amounts[job].sum(axis=0) * elapsed
+        self._bank_busy(job)
+
+    def _bank_busy(self, job: int) -> None:
+        """Compute GPU-seconds of the current holding, for models that report them (compute utilisation)."""
+        busy = getattr(self.bound, "busy_gpu_seconds_per_iteration", None) if self._contention_free else None
+        if busy is None:
+            return
+        alloc = self._alloc.get(job) or Allocation.rigid(self.placement[job])
+        elapsed = self.now - self._segment_start.get(job, self.start_time[job])
+        tau = self._ideal_tau[job]
+        self._banked_busy_gpu_s[job] = self._banked_busy_gpu_s.get(job, 0.0) + busy(job, alloc) * (elapsed / tau)
+
+    def _release(self, job: int, keep_running: bool = False) -> tuple[int, ...] | None:
+        """Give back everything ``job`` holds (the ledger side of a completion, preemption or resize).
+
+        Returns the servers of a split job whose neighbours must be re-rated (contention models), else None.
+        """
+        ids = self.placement[job]
+        servers = self.servers[job]
+        counts = self._server_counts[job]
+        gpu_servers = self._gpu_servers_of(job)
+        if ids.size == 1:
+            self.gpu_owner[int(ids[0])] = -1
+        elif ids.size:
+            self.gpu_owner[ids] = -1
+        if len(servers) == 1:
+            self.free_per_server[servers[0]] += counts[0]
+        elif servers:
+            self.free_per_server[list(servers)] += counts
+        self.num_free += int(ids.size)
+        amounts = self._amounts.pop(job, None)
+        if amounts is not None:
+            self.used[list(servers), 1:] -= amounts
+            self._last_amounts[job] = amounts
+        if not keep_running:
+            self._alloc.pop(job, None)
+            del self.running[job]
+        split = len(gpu_servers) > 1
+        if split:
+            for s in gpu_servers:
+                self._split_jobs[s].discard(job)
+                self._split_list[s] -= 1
+            self.split_count[list(gpu_servers)] -= 1
+        self.contention[job] = 0
+        return gpu_servers if split and not self._contention_free else None
 
     def wake_at(self, t: float) -> None:
         """Ask to be called again at time ``t`` (a decision point even if nothing else happens)."""
@@ -268,14 +596,14 @@ class Simulator:
     def _state_name(self, job: int) -> str:
         if not 0 <= job < self.workload.num_jobs:
             return "no such job"
-        return ("pending (not arrived)", "queued", "running", "done")[self.state[job]]
+        return _STATE_NAMES[self.state[job]]
 
     def _integrate(self, t: float) -> None:
         if t < self.now:
             raise InvariantError(f"time went backwards: {t} < {self.now}")
         dt = t - self.now
         if dt > 0:
-            self.jobs_area += dt * (self.num_arrived - self.num_finished)
+            self.jobs_area += dt * (self.num_arrived - self.num_finished - self.num_rejected)
             self.weighted_area += dt * self._weight_in_system
             self.busy_gpu_area += dt * (self.gpu_owner.size - self.num_free)
         self.now = t
@@ -323,16 +651,24 @@ class Simulator:
     def _complete(self, job: int) -> None:
         ids = self.placement[job]
         servers = self.servers[job]
-        if ids.size == 1:
-            self.gpu_owner[int(ids[0])] = -1
-        else:
-            self.gpu_owner[ids] = -1
-        if len(servers) == 1:
-            self.free_per_server[servers[0]] += self._gpus[job]
-        else:
-            self.free_per_server[list(servers)] += self._server_counts[job]
-        self.num_free += self._gpus[job]
-        del self.running[job]
+        generic = self._contention_free or job in self._amounts
+        if generic:  # allocations, contention-free rates: the general release
+            self._bank_busy(job)
+            neighbours_of = self._release(job)
+        else:  # rigid gang under a contention model: the hot path, kept free of extra work
+            if ids.size == 1:
+                self.gpu_owner[int(ids[0])] = -1
+            else:
+                self.gpu_owner[ids] = -1
+            if len(servers) == 1:
+                self.free_per_server[servers[0]] += self._server_counts[job][0]
+            else:
+                self.free_per_server[list(servers)] += self._server_counts[job]
+            self.num_free += int(ids.size)
+            if self._alloc:
+                self._alloc.pop(job, None)
+            del self.running[job]
+            neighbours_of = servers if len(servers) > 1 else None
         self.state[job] = DONE
         self.remaining[job] = 0.0
         self._last[job] = self.now
@@ -341,12 +677,13 @@ class Simulator:
         self._weight_in_system -= self._weight[job]
         if self.timeline is not None:
             self.timeline.append((self.now, job, math.inf))
-        if len(servers) > 1:
-            for s in servers:
-                self._split_jobs[s].discard(job)
-                self._split_list[s] -= 1
-            self.split_count[list(servers)] -= 1
-            self._rerate(self._neighbours(servers))
+        if neighbours_of is not None:
+            if not generic:
+                for s in servers:
+                    self._split_jobs[s].discard(job)
+                    self._split_list[s] -= 1
+                self.split_count[list(servers)] -= 1
+            self._rerate(self._neighbours(neighbours_of))
 
     def _drop_stale(self) -> None:
         heap = self._heap
@@ -362,45 +699,108 @@ class Simulator:
             raise InvariantError("free-GPU bookkeeping disagrees with GPU ownership (over-committed GPU?)")
         if np.any(self.free_per_server < 0) or np.any(self.free_per_server > self.server_gpus):
             raise InvariantError("a server has a negative or excess free-GPU count")
+        if self._multi_resource:
+            expected_used = np.zeros_like(self.used)
+            for j, amounts in self._amounts.items():
+                if self.state[j] != RUNNING:
+                    raise InvariantError(f"job {j} is {self._state_name(j)} but holds non-GPU resources")
+                expected_used[list(self.servers[j]), 1:] += amounts
+            if not np.allclose(expected_used, self.used, rtol=0.0, atol=1e-6):
+                raise InvariantError("non-GPU resource ledger disagrees with what running jobs hold")
+            if np.any(self.used > self.capacity + 1e-6) or np.any(self.used < -1e-6):
+                raise InvariantError("a server's non-GPU resource use exceeds its capacity (or is negative)")
         held = np.bincount(owner[owner >= 0], minlength=self.workload.num_jobs)
         for j in range(self.workload.num_jobs):
             state = self.state[j]
             if state == RUNNING:
-                if held[j] != self._gpus[j] or not np.all(owner[self.placement[j]] == j):
-                    raise InvariantError(f"gang violated: job {j} holds {held[j]} of its {self._gpus[j]} GPUs")
+                gang = self.placement[j].size if j in self._elastic else self._gpus[j]
+                if held[j] != gang or not np.all(owner[self.placement[j]] == j):
+                    raise InvariantError(f"gang violated: job {j} holds {held[j]} of its {gang} GPUs")
                 if self.start_time[j] < self._arrival[j]:
                     raise InvariantError(f"job {j} started at {self.start_time[j]} before arrival {self._arrival[j]}")
-                if not (-1e-9 <= self.remaining_iterations(j) <= self._iterations[j]):
+                ceiling = self._iterations[j] + self._overhead_iters.get(j, 0.0)
+                if not (-1e-9 <= self.remaining_iterations(j) <= ceiling * (1 + 1e-12)):
                     raise InvariantError(f"job {j}: remaining iterations {self.remaining_iterations(j)} out of range")
             elif held[j]:
                 raise InvariantError(f"job {j} is {self._state_name(j)} but holds {held[j]} GPUs")
+            elif state == QUEUED and not (0.0 <= self.remaining[j] <= self._iterations[j] + self._overhead_iters.get(j, 0.0)):
+                raise InvariantError(f"job {j}: banked remaining iterations {self.remaining[j]} out of range (work not conserved)")
             if state == DONE and (self.remaining[j] != 0.0 or not self.finish_time[j] >= self.start_time[j]):
                 raise InvariantError(f"job {j} finished with {self.remaining[j]} iterations left")
+            if state == REJECTED and self.finish_time[j] == self.finish_time[j]:
+                raise InvariantError(f"job {j} was rejected but has a finish time")
             if state in (PENDING,) and self._arrival[j] <= self.now and j < self._next_arrival:
                 raise InvariantError(f"job {j} arrived but was never queued")
         expected_split = np.zeros(self.cluster.num_servers, dtype=np.int64)
         for j in self.running:
-            if len(self.servers[j]) > 1:
-                expected_split[list(self.servers[j])] += 1
+            gpu_servers = self._gpu_servers_of(j)
+            if len(gpu_servers) > 1:
+                expected_split[list(gpu_servers)] += 1
         if not np.array_equal(expected_split, self.split_count) or expected_split.tolist() != self._split_list:
             raise InvariantError("per-server split-job counts are stale")
+        if self.num_finished + self.num_rejected + len(self.running) + len(self.queue) != self.num_arrived:
+            raise InvariantError("arrived jobs are not all accounted for (queued + running + done + rejected)")
 
     def result(self, policy: str = "") -> SimResult:
         """Per-job records of the run so far (unfinished jobs have NaN finish)."""
         n = self.workload.num_jobs
         iterations = self.workload.iterations.astype(np.float64)
+        start = np.array(self.start_time, dtype=np.float64)
+        finish = np.array(self.finish_time, dtype=np.float64)
+        extended = bool(self._banked_gpu_s or self._last_amounts or self._amounts or self._contention_free
+                        or self.num_rejected or self._elastic)
+        kwargs = {}
+        if extended:
+            kwargs = self._extended_records(start, finish)
         return SimResult(
             workload=self.workload,
             cluster=self.cluster,
-            start=np.array(self.start_time, dtype=np.float64),
-            finish=np.array(self.finish_time, dtype=np.float64),
+            start=start,
+            finish=finish,
             n_servers=np.array([len(s) for s in self.servers], dtype=np.int64),
             gpu_ids=[tuple(p.tolist()) if p is not None else () for p in self.placement],
             ideal_runtime=iterations * np.array(self._ideal_tau, dtype=np.float64) if n else np.zeros(0),
             decisions=self.decisions,
             policy=policy,
             timeline=list(self.timeline) if self.timeline is not None else None,
+            **kwargs,
         )
+
+    def _extended_records(self, start: np.ndarray, finish: np.ndarray) -> dict:
+        """Records beyond rigid non-preemptive gangs: rejections, preemptions, held GPU/resource/compute seconds."""
+        n = self._n
+        rejected = np.array([s == REJECTED for s in self.state], dtype=bool)
+        preemptions = np.zeros(n, dtype=np.int64)
+        for j, c in self.preemptions.items():
+            preemptions[j] = c
+        gpu_s = np.zeros(n)
+        resource_s = np.zeros((n, self.cluster.num_resources - 1))
+        now = self.now
+        for j in range(n):
+            if start[j] != start[j]:
+                continue
+            banked = self._banked_gpu_s.get(j, 0.0)
+            holding = self.state[j] in (RUNNING, DONE)
+            end = finish[j] if self.state[j] == DONE else now
+            since = self._segment_start.get(j, start[j])
+            gpu_s[j] = banked + (self.placement[j].size * (end - since) if holding else 0.0)
+            if resource_s.shape[1]:
+                amounts = self._amounts.get(j, self._last_amounts.get(j))
+                res = self._banked_resource_s.get(j, 0.0)
+                if holding and amounts is not None:
+                    res = res + amounts.sum(axis=0) * (end - since)
+                resource_s[j] = res
+        busy = None
+        if self._contention_free and getattr(self.bound, "busy_gpu_seconds_per_iteration", None) is not None:
+            busy = np.zeros(n)
+            for j, v in self._banked_busy_gpu_s.items():
+                busy[j] = v
+            for j in self.running:  # the current holding so far
+                alloc = self._alloc.get(j) or Allocation.rigid(self.placement[j])
+                since = self._segment_start.get(j, start[j])
+                busy[j] += self.bound.busy_gpu_seconds_per_iteration(j, alloc) * (now - since) / self._ideal_tau[j]
+        return {"rejected": rejected, "preemptions": preemptions, "gpu_seconds": gpu_s,
+                "resource_seconds": resource_s, "busy_gpu_seconds": busy}
 
     def fork(self) -> Simulator:
         """An independent copy of the full simulator state (workload and model are shared, immutable)."""
@@ -425,7 +825,9 @@ class Scheduler(Protocol):
     """A native scheduling policy: looks at the simulator and starts jobs (or asks to be woken).
 
     ``schedule`` is called at every decision point (after each batch of events). It may call
-    ``sim.start(job, gpu_ids)`` any number of times and ``sim.wake_at(t)``.
+    ``sim.start(job, placement)`` any number of times and ``sim.wake_at(t)``, and — only if it
+    lists them in an optional ``capabilities`` attribute — ``sim.reject``, ``sim.preempt`` and
+    ``sim.resize``.
     """
 
     name: str
@@ -442,11 +844,14 @@ def run_policy(sim: Simulator, policy: Scheduler, rng: np.random.Generator | Non
         SimulationError: if the policy leaves jobs queued with nothing running, no future arrivals
             and no wake-up pending (it would wait forever).
     """
+    sim.capabilities = _declared_capabilities(policy)
     policy.reset(sim, rng if rng is not None else np.random.default_rng(0))
     events = 0
     while not sim.done:
         if sim.queue:
             policy.schedule(sim)
+            if sim.done:  # its last decision rejected the last job
+                break
         if not sim.advance():
             raise SimulationError(
                 f"policy {policy.name!r} is stuck at t={sim.now:.3f}s: {len(sim.queue)} jobs queued, none running, "
@@ -457,3 +862,16 @@ def run_policy(sim: Simulator, policy: Scheduler, rng: np.random.Generator | Non
             break
     return sim.result(policy.name)
 
+
+
+def _declared_capabilities(policy: object) -> frozenset[str]:
+    """The optional engine capabilities ``policy`` declares (validated against :data:`CAPABILITIES`)."""
+    declared = getattr(policy, "capabilities", None) or ()
+    if isinstance(declared, str):
+        declared = (declared,)
+    caps = frozenset(str(c) for c in declared)
+    unknown = caps - CAPABILITIES
+    if unknown:
+        raise SimulationError(f"policy {getattr(policy, 'name', policy)!r} declares unknown capabilities "
+                              f"{sorted(unknown)}; known: {sorted(CAPABILITIES)}")
+    return caps

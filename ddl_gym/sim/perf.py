@@ -15,12 +15,21 @@ reference used by tests and by planners.
 * :class:`AllReduceContentionModel` — Ada-SRSF §III-A, eq. (5), in job-level form (every split
   job is counted as communicating all the time; the task-level form with explicit communication
   phases lives in :mod:`ddl_gym.sim.tasklevel`).
+
+**Rate models.** Both are *contention* rate models: a job's rate depends on what else runs on its
+servers, so the engine re-rates neighbours when a split job starts or ends. The other papers'
+models are *contention-free* (each reserves bandwidth per job: A-SRPT's per-GPU NIC share, SMD's
+per-PS bandwidth, A-Online's per-type bandwidth), so a job's per-iteration time depends only on its
+own :class:`~ddl_gym.sim.alloc.Allocation`. A bound contention-free model sets
+``contention_free = True`` and implements :class:`ContentionFreeBoundModel`; the engine then
+computes τ once at start (and on resize) and never re-rates. Which model a scenario uses is a name in
+:data:`PERFORMANCE_MODELS` (classes, or ``"module:Class"`` strings imported on first use).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -58,10 +67,38 @@ class BoundModel(Protocol):
         ...
 
 
+class ContentionFreeBoundModel(Protocol):
+    """A bound rate model whose per-iteration time depends only on the job's own allocation."""
+
+    contention_free: bool  # True
+
+    def allocation_time(self, job: int, alloc: Any) -> float:
+        """Per-iteration time (seconds per unit of ``Workload.iterations``) of ``job`` on ``alloc``."""
+        ...
+
+    def nominal_iteration_time(self, job: int) -> float:
+        """Planning estimate of the per-iteration time (e.g. the best consolidated placement)."""
+        ...
+
+    def busy_gpu_seconds_per_iteration(self, job: int, alloc: Any) -> float:
+        """GPU-seconds of pure computation one iteration costs on ``alloc`` (compute utilisation)."""
+        ...
+
+
 class PerformanceModel(Protocol):
     name: str
 
-    def bind(self, cluster: ClusterSpec, workload: Workload) -> BoundModel: ...
+    def bind(self, cluster: ClusterSpec, workload: Workload) -> BoundModel | ContentionFreeBoundModel: ...
+
+
+def require_architectures(model_name: str, workload: Workload, supported: Sequence[str]) -> None:
+    """Raise ConfigError naming the model and the first unsupported architecture in ``workload``."""
+    unsupported = sorted(workload.architectures - set(supported))
+    if unsupported:
+        raise ConfigError(
+            f"performance model {model_name!r} models {', '.join(supported)} jobs, but workload "
+            f"{workload.name!r} has {', '.join(unsupported)} jobs; pick a scenario/model for that architecture"
+        )
 
 
 @dataclass(frozen=True)
@@ -103,10 +140,13 @@ class RARContentionModel:
             )
 
     def bind(self, cluster: ClusterSpec, workload: Workload) -> _BoundRAR:
+        require_architectures(self.name, workload, ("allreduce",))
         return _BoundRAR(self, cluster, workload)
 
 
 class _BoundRAR:
+    contention_free = False
+
     def __init__(self, model: RARContentionModel, cluster: ClusterSpec, workload: Workload) -> None:
         w = workload.gpus.astype(np.float64)
         m = workload.per_job("gradient_bytes")
@@ -156,6 +196,7 @@ class AllReduceContentionModel:
             raise ConfigError("all-reduce model: need a >= 0, b > 0, eta >= 0")
 
     def bind(self, cluster: ClusterSpec, workload: Workload) -> _BoundAllReduce:
+        require_architectures(self.name, workload, ("allreduce",))
         return _BoundAllReduce(self, workload)
 
     def allreduce_time(self, message_bytes: float, k: int) -> float:
@@ -164,6 +205,8 @@ class AllReduceContentionModel:
 
 
 class _BoundAllReduce:
+    contention_free = False
+
     def __init__(self, model: AllReduceContentionModel, workload: Workload) -> None:
         self._model = model
         self._compute = (workload.per_job("forward_s") + workload.per_job("backward_s")).tolist()
@@ -178,15 +221,39 @@ class _BoundAllReduce:
         return np.array([self.iteration_time(int(j), int(s), int(p)) for j, s, p in zip(jobs, n_servers, contention)])
 
 
-PERFORMANCE_MODELS: dict[str, type] = {"rar": RARContentionModel, "allreduce": AllReduceContentionModel}
+#: Model name -> class, or ``"module:Class"`` imported on first use (paper models live in their own
+#: modules so that an optional dependency of one never breaks the others).
+PERFORMANCE_MODELS: dict[str, type | str] = {
+    "rar": RARContentionModel,
+    "allreduce": AllReduceContentionModel,
+    "pipeline": "ddl_gym.sim.perf_pipeline:PipelineRateModel",  # A-SRPT §III-B eqs. (4)-(7)
+    "smd-ps": "ddl_gym.sim.perf_ps:SMDSpeedModel",  # SMD §III-B/C eqs. (4)/(5)
+    "aonline-ps": "ddl_gym.sim.perf_aonline:AOnlinePSModel",  # A-Online eq. (1)
+    "aonline-ra": "ddl_gym.sim.perf_aonline:AOnlineRAModel",  # A-Online eq. (14)
+}
 
 
-def make_performance_model(name: str, **params: float) -> PerformanceModel:
-    """Build a performance model by name (``"rar"`` or ``"allreduce"``) with keyword parameters."""
+def performance_model_class(name: str) -> type:
+    """The class registered under ``name`` (imports it on first use)."""
     try:
-        cls = PERFORMANCE_MODELS[name]
+        target = PERFORMANCE_MODELS[name]
     except KeyError:
         raise ConfigError(f"unknown performance model {name!r}; choose one of {sorted(PERFORMANCE_MODELS)}") from None
+    if isinstance(target, str):
+        import importlib
+
+        module_name, class_name = target.split(":")
+        try:
+            target = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"performance model {name!r} is not available: {exc}") from None
+        PERFORMANCE_MODELS[name] = target
+    return target
+
+
+def make_performance_model(name: str, **params: Any) -> PerformanceModel:
+    """Build a performance model by registry name (e.g. ``"rar"``, ``"allreduce"``) with keyword parameters."""
+    cls = performance_model_class(name)
     try:
         return cls(**params)
     except TypeError as exc:

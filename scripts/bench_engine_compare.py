@@ -1,0 +1,61 @@
+"""Job-level engine throughput of two source trees, measured alternately in one run.
+
+Usage: ``python scripts/bench_engine_compare.py OLD_TREE NEW_TREE [--repeats 5] [--jobs 50000]``
+
+Each measurement runs in a fresh subprocess with ``PYTHONPATH=<tree>`` (the tree's own
+``scripts/bench.py`` builds the case), alternating old/new so machine load affects both alike.
+Prints simulated jobs per CPU-second, min/median/max per tree and case, and new/old of the medians.
+(A tree whose ``baselines``/``agents`` folders are not installed needs ``ddl_gym/baselines`` and
+``ddl_gym/agents`` symlinks to them.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+CASES = (("fifo+pack", 1024, 0.7), ("fifo+pack", 1024, 0.9), ("srsf+ca", 256, 0.7))
+
+_CHILD = r"""
+import importlib.util, json, sys, numpy as np
+spec = importlib.util.spec_from_file_location("b", sys.argv[1] + "/scripts/bench.py")
+b = importlib.util.module_from_spec(spec); spec.loader.exec_module(b)
+policy, gpus, load, jobs = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+cluster, workload, model = b.synthetic_case(gpus, jobs, load=load)
+print(json.dumps(b.simulate_jobs_per_second(cluster, workload, model, policy)))
+"""
+
+
+def measure(tree: str, policy: str, gpus: int, load: float, jobs: int) -> float:
+    env = dict(os.environ, PYTHONPATH=tree)
+    out = subprocess.run([sys.executable, "-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)],
+                         env=env, capture_output=True, text=True, check=True, cwd="/tmp")
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["jobs_per_cpu_s"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old")
+    parser.add_argument("new")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--jobs", type=int, default=50_000)
+    args = parser.parse_args(argv)
+    print(f"| case | old jobs/CPU-s (min/med/max) | new jobs/CPU-s (min/med/max) | new/old (medians) |")
+    print("|---|---|---|---|")
+    for policy, gpus, load in CASES:
+        old, new = [], []
+        for _ in range(args.repeats):
+            old.append(measure(args.old, policy, gpus, load, args.jobs))
+            new.append(measure(args.new, policy, gpus, load, args.jobs))
+        fmt = lambda xs: f"{min(xs):,.0f} / {statistics.median(xs):,.0f} / {max(xs):,.0f}"  # noqa: E731
+        print(f"| {policy}, {gpus} GPUs, load {load}, {args.jobs:,} jobs | {fmt(old)} | {fmt(new)} | "
+              f"{statistics.median(new) / statistics.median(old):.3f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
