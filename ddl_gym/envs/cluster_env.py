@@ -296,6 +296,7 @@ class DDLClusterEnv(SimulatorEnv):
                 "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES, "placements": self.placement_names,
             }
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
+        self._obs_buf = np.zeros(n_obs, dtype=np.float32)
         self.action_space = spaces.Discrete(1 + self.max_window * P)
         self._n_actions = 1 + self.max_window * P
         self._window: list[int] = []
@@ -316,6 +317,17 @@ class DDLClusterEnv(SimulatorEnv):
         if type(action) is not int:
             action = action_index(action, self._n_actions, "DDLCluster")
         before = getattr(sim, self._area)
+        invalid = self._apply(action)
+        return self._finish_step(before, invalid)
+
+    def _apply(self, action: int) -> bool:
+        """Carry out an integer action (or its substitute); returns whether it was invalid.
+
+        The state transition of :meth:`step` without reward, observation or info: MCTS rollouts,
+        which read none of those, step with this.
+        """
+        sim = self.sim
+        assert sim is not None
         key = self._mask_key  # bit 0: advance valid; bit 1 + w: slot w startable
         P = self._n_rules
         if action == 0:
@@ -327,16 +339,21 @@ class DDLClusterEnv(SimulatorEnv):
         if invalid:
             action = self._substitute() if self.invalid_action == "wait" else -1
         self._executed = action
-        if action >= 0 and sim.num_finished != self._num_jobs:
-            if action == 0:
-                sim.advance()
-            else:
-                slot, rule = divmod(action - 1, P)
-                job = self._window[slot]
-                sim.start(job, self._rules[rule](sim, job, self.np_random))
-                self._on_start(job)
+        if action > 0:
+            slot, rule = divmod(action - 1, P)
+            job = self._window[slot]
+            sim.start(job, self._rules[rule](sim, job, self.np_random))
+            # Only the env starts jobs: drop the job from the ranked queue; the window is rebuilt below.
+            self._queued_gpus -= self._gpus[job]
+            if self._rank is not None:
+                ranked = self._ranked
+                del ranked[bisect.bisect_left(ranked, self._rank[job])]
+            self._window_stale = True
             self._auto_advance()
-        return self._finish_step(before, invalid)
+        elif action == 0 and not sim.done:
+            sim.advance()
+            self._auto_advance()
+        return invalid
 
     def action_masks(self) -> np.ndarray:
         """Valid actions as np.int8 0/1 (at least one is always 1); a fresh array."""
@@ -406,6 +423,7 @@ class DDLClusterEnv(SimulatorEnv):
         self._inv_log_gpus = 1.0 / math.log1p(cluster.num_gpus)
         self._window = []
         self._window_min_gpus = 1 << 62
+        self._window_stale = True
         self._mask_key = 1
         self._executed = -1
         est_runtime = np.minimum(1.0, np.log1p(runtime) / math.log1p(_WORK_MAX_S))
@@ -429,6 +447,11 @@ class DDLClusterEnv(SimulatorEnv):
         else:
             max_server = cluster.max_server_gpus
             self._server_caps = list(cluster.gpus_per_server)
+            self._homogeneous = min(self._server_caps) == max_server
+            self._at_least = [0] * (max_server + 2)  # scratch list, rewritten by every observation
+            self._levels_down = range(max_server, -1, -1)
+            self._free_levels = tuple(g for g in _FREE_LEVELS if g <= max_server)
+            self._free_levels_pad = (0.0,) * (len(_FREE_LEVELS) - len(self._free_levels))
             self._inv_servers = 1.0 / cluster.num_servers
             self._max_server_int = max_server
             gpus = w.gpus.astype(np.float64)
@@ -447,62 +470,40 @@ class DDLClusterEnv(SimulatorEnv):
             self._scale_features = (min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
                                     min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX))
 
-    def _admit_new_arrivals(self) -> None:
-        """Insert jobs that arrived since the last look into the ranked queue."""
-        sim = self.sim
-        assert sim is not None
-        gpus = self._gpus
-        arrived = sim.num_arrived
-        if self._rank is not None:
-            ranked, rank = self._ranked, self._rank
-            for job in range(self._seen_arrivals, arrived):
-                bisect.insort(ranked, rank[job])
-                self._queued_gpus += gpus[job]
-        else:
-            self._queued_gpus += sum(gpus[self._seen_arrivals:arrived])
-        self._seen_arrivals = arrived
-        self._refresh_window()
-
-    def _on_start(self, job: int) -> None:
-        """The env started ``job``: drop it from the ranked queue (only the env starts jobs)."""
-        self._queued_gpus -= self._gpus[job]
-        if self._rank is not None:
-            ranked = self._ranked
-            del ranked[bisect.bisect_left(ranked, self._rank[job])]
-        self._refresh_window()
-
-    def _refresh_window(self) -> None:
-        sim = self.sim
-        assert sim is not None
-        if self._rank is None:
-            window = sim.queue[: self.window]
-        else:
-            by_rank = self._job_by_rank
-            window = [by_rank[r] for r in self._ranked[: self.window]]
-        self._window = window
-        gpus = self._gpus
-        self._window_min_gpus = min([gpus[j] for j in window]) if window else 1 << 62
-
     def _auto_advance(self) -> None:
         """Let time run while there is no start to decide (queue empty or nothing fits); set the mask."""
         sim = self.sim
         assert sim is not None
-        n_jobs = self._num_jobs
+        gpus = self._gpus
         while True:
-            if sim.num_arrived != self._seen_arrivals:
-                self._admit_new_arrivals()
-            if sim.num_finished == n_jobs:
+            arrived = sim.num_arrived
+            if arrived != self._seen_arrivals:  # new arrivals join the ranked queue
+                if self._rank is not None:
+                    ranked, rank = self._ranked, self._rank
+                    for job in range(self._seen_arrivals, arrived):
+                        bisect.insort(ranked, rank[job])
+                self._queued_gpus += sum(gpus[self._seen_arrivals:arrived])
+                self._seen_arrivals = arrived
+                self._window_stale = True
+            if self._window_stale:
+                if self._rank is None:
+                    window = sim.queue[: self.window]
+                else:
+                    by_rank = self._job_by_rank
+                    window = [by_rank[r] for r in self._ranked[: self.window]]
+                self._window = window
+                self._window_min_gpus = min([gpus[j] for j in window]) if window else 1 << 62
+                self._window_stale = False
+            if sim.done:
                 self._mask_key = 1
                 return
-            if self._window_min_gpus <= sim.num_free:
-                break
-            if not sim.advance():
+            if self._window_min_gpus <= sim.num_free or not sim.advance():
                 break
         free = sim.num_free
         key = 0
         bit = 2
         for job in self._window:
-            if self._gpus[job] <= free:
+            if gpus[job] <= free:
                 key |= bit
             bit <<= 1
         if sim.running or sim.has_future_arrivals or not key:
@@ -558,44 +559,47 @@ class DDLClusterEnv(SimulatorEnv):
         block += self._zero_rows[len(window)]
         n_jobs = self._num_jobs or 1
         queued = len(sim.queue)
-        running = sim.running
-        contention = sim.contention
-        split = [contention[j] for j in running if contention[j]]
+        contended = sim.contended_jobs  # running jobs with p_j > 0 (the spread ones)
         block += (
             min(1.0, math.log1p(queued) * _INV_LOG_QUEUE),
             min(1.0, math.log1p(max(0, queued - self.window)) * _INV_LOG_QUEUE),
-            math.log1p(len(running)) * self._inv_log_gpus,
+            math.log1p(len(sim.running)) * self._inv_log_gpus,
             sim.num_free / self._num_gpus,
             sim.num_finished / n_jobs,
             (n_jobs - sim.num_arrived) / n_jobs if self._num_jobs else 0.0,
             min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
-            min(1.0, sum(split) / len(split) / self._max_server) if split else 0.0,
+            min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
-        return np.array(block, dtype=np.float32)
+        buf = self._obs_buf
+        buf[:] = block  # one conversion to float32, then a copy: cheaper than np.array(list)
+        return buf.copy()
 
     def _observe_portable(self) -> np.ndarray:
         sim = self.sim
         assert sim is not None
         free = sim.free_per_server.tolist()
         M = self._max_server_int
-        # at_least[g] = servers with >= g free GPUs (g = 0 .. M), from a count per free level.
+        # at_least[g] = servers with >= g free GPUs (g = 0 .. M + 1), from a count per free level.
         count = [0] * (M + 1)
         for f in free:
             count[f] += 1
-        at_least = [0] * (M + 2)
+        at_least = self._at_least
         acc = 0
-        for g in range(M, -1, -1):
+        for g in self._levels_down:
             acc += count[g]
             at_least[g] = acc
         inv_s = self._inv_servers
-        empty = 0
-        for f, cap in zip(free, self._server_caps):
-            if f == cap:
-                empty += 1
-        split_servers = len(free) - sim.split_count.tolist().count(0)
-        most_free = max(free)
-        block = [at_least[g] * inv_s if g <= M else 0.0 for g in _FREE_LEVELS]
-        block += (empty * inv_s, most_free / self._max_server, split_servers * inv_s)
+        if self._homogeneous:
+            empty = count[M]
+        else:
+            empty = 0
+            for f, cap in zip(free, self._server_caps):
+                if f == cap:
+                    empty += 1
+        block = [at_least[g] * inv_s for g in self._free_levels]
+        block += self._free_levels_pad
+        block += (empty * inv_s, max(free) / self._max_server,
+                  (len(free) - sim.split_count.tolist().count(0)) * inv_s)
         block += self._scale_features
         window = self._window
         num_free = sim.num_free
@@ -603,33 +607,39 @@ class DDLClusterEnv(SimulatorEnv):
             now, arrival, gpus, static = sim.now, self._arrival_list, self._gpus, self._portable_static
             log1p = math.log1p
             inv_free = 1.0 / num_free if num_free else 0.0
+            tails: dict[int, tuple[float, ...]] = {}  # the free-GPU features depend on G_j only
             for job in window:
                 g = gpus[job]
+                tail = tails.get(g)
+                if tail is None:
+                    if g <= num_free:
+                        choices = at_least[g] if g <= M else 0
+                        tail = (g * inv_free, 1.0, 1.0 if choices else 0.0, choices * inv_s)
+                    else:
+                        tail = (1.0, 0.0, 0.0, 0.0)
+                    tails[g] = tail
                 block += static[job]
-                if g <= num_free:
-                    choices = at_least[g] if g <= M else 0
-                    block += (min(1.0, log1p(now - arrival[job]) * _INV_LOG_WAIT), g * inv_free, 1.0,
-                              1.0 if choices else 0.0, choices * inv_s)
-                else:
-                    block += (min(1.0, log1p(now - arrival[job]) * _INV_LOG_WAIT), 1.0, 0.0, 0.0, 0.0)
+                waited = log1p(now - arrival[job]) * _INV_LOG_WAIT
+                block.append(waited if waited < 1.0 else 1.0)
+                block += tail
         block += self._zero_rows[len(window)]
         n_jobs = self._num_jobs or 1
         queued = len(sim.queue)
-        running = sim.running
-        contention = sim.contention
-        split = [contention[j] for j in running if contention[j]]
+        contended = sim.contended_jobs
         block += (
             min(1.0, math.log1p(queued) * _INV_LOG_QUEUE),
             min(1.0, math.log1p(max(0, queued - self.window)) * _INV_LOG_QUEUE),
             min(1.0, math.log2(1.0 + self._queued_gpus / self._num_gpus) / _LOG2_DEMAND_MAX),
-            math.log1p(len(running)) * self._inv_log_gpus,
+            math.log1p(len(sim.running)) * self._inv_log_gpus,
             num_free / self._num_gpus,
             sim.num_finished / n_jobs,
             (n_jobs - sim.num_arrived) / n_jobs if self._num_jobs else 0.0,
             min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
-            min(1.0, sum(split) / len(split) / self._max_server) if split else 0.0,
+            min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
-        return np.array(block, dtype=np.float32)
+        buf = self._obs_buf
+        buf[:] = block
+        return buf.copy()
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim
