@@ -213,6 +213,10 @@ class Simulator:
             return np.nonzero(self.gpu_owner < 0)[0]
         return np.array(self._free_ids[server], dtype=np.int64)
 
+    def free_gpu_list(self, server: int) -> list[int]:
+        """Free GPU ids of ``server``, ascending, as the engine's own Python list: read it, never mutate it."""
+        return self._free_ids[server]
+
     def remaining_iterations(self, job: int) -> float:
         """Iterations ``job`` still has to run, as of ``now``."""
         if self.state[job] == RUNNING:
@@ -312,7 +316,13 @@ class Simulator:
             raise SimulationError(f"job {job}: an empty GPU placement needs an Allocation with its other resources")
         if min(id_list) < 0 or max(id_list) >= owner.size:
             raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
-        if owner[ids].max() >= 0 or len(set(id_list)) != len(id_list):
+        free_ids = self._free_ids  # membership in the short per-server lists beats numpy fancy indexing
+        busy = False
+        for gpu in id_list:
+            if gpu not in free_ids[gpu_server[gpu]]:
+                busy = True
+                break
+        if busy or len(set(id_list)) != len(id_list):
             raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
         per_server: dict[int, int] = {}
         for i in id_list:
@@ -378,15 +388,15 @@ class Simulator:
             self._free_ids[servers[0]].remove(gpu)
             self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
         elif g:
-            if len(servers) == 1:
-                self.free_per_server[servers[0]] -= g
-            else:
-                self.free_per_server[list(servers)] -= counts
+            free = self.free_per_server
+            for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
+                free[server] -= count
             self.gpu_owner[ids] = job
-            free_ids, gpu_server = self._free_ids, self._gpu_server_list
+            free_ids, gpu_server, work = self._free_ids, self._gpu_server_list, self.gpu_assigned_work
+            added = self._iterations[job] * self.nominal_iteration_time(job)
             for gpu in ids.tolist():
                 free_ids[gpu_server[gpu]].remove(gpu)
-            self.gpu_assigned_work[ids] += self._iterations[job] * self.nominal_iteration_time(job)
+                work[gpu] += added
         if amounts is not None:
             self.used[list(servers), 1:] += amounts
             self._amounts[job] = amounts
@@ -402,10 +412,11 @@ class Simulator:
         gpu_servers = self._gpu_servers_of(job) if self._amounts else servers
         split = len(gpu_servers) > 1
         if split:
+            split_count = self.split_count
             for s in gpu_servers:
                 self._split_jobs[s].add(job)
                 self._split_list[s] += 1
-            self.split_count[list(gpu_servers)] += 1
+                split_count[s] += 1
         if self._contention_free:
             tau = self.bound.allocation_time(job, self._alloc.get(job) or Allocation.rigid(self.placement[job]))
             self._ideal_tau[job] = tau
@@ -678,10 +689,9 @@ class Simulator:
             else:
                 self.gpu_owner[ids] = -1
             self._return_free_ids(ids)
-            if len(servers) == 1:
-                self.free_per_server[servers[0]] += self._server_counts[job][0]
-            else:
-                self.free_per_server[list(servers)] += self._server_counts[job]
+            free = self.free_per_server
+            for server, count in zip(servers, self._server_counts[job]):
+                free[server] += count
             self.num_free += int(ids.size)
             if self._alloc:
                 self._alloc.pop(job, None)
@@ -700,10 +710,11 @@ class Simulator:
             self.timeline.append((self.now, job, math.inf))
         if neighbours_of is not None:
             if not generic:
+                split_count = self.split_count
                 for s in servers:
                     self._split_jobs[s].discard(job)
                     self._split_list[s] -= 1
-                self.split_count[list(servers)] -= 1
+                    split_count[s] -= 1
             self._rerate(self._neighbours(neighbours_of))
 
     def _return_free_ids(self, ids: np.ndarray) -> None:
