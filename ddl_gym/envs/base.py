@@ -76,6 +76,31 @@ def check_reset_options(options: Any) -> dict[str, Any]:
     return dict(options)
 
 
+class DiscreteActions(gym.spaces.Discrete):
+    """``Discrete`` whose masked ``sample`` is several times cheaper, with Gymnasium's exact draws.
+
+    ``sample(mask=m)`` checks ``m`` as Gymnasium does (an ``np.int8`` array of shape ``(n,)`` with
+    values 0/1, ``AssertionError`` otherwise) and returns the same value as
+    ``gymnasium.spaces.Discrete.sample(mask=m)`` for the same generator state: ``choice`` over
+    the valid actions is one ``integers(0, k)`` draw indexing them, so both consume the generator
+    identically. Unmasked and probability sampling are Gymnasium's own. It is still a
+    ``Discrete`` (``isinstance`` checks, equality, batching, SB3/RLlib all see one).
+    """
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.int64:
+        if mask is None or probability is not None:
+            return super().sample(mask=mask, probability=probability)
+        if type(mask) is not np.ndarray or mask.dtype != np.int8 or mask.shape != (self.n,):
+            return super().sample(mask=mask)  # Gymnasium's checks and messages
+        raw = mask.tobytes()
+        if raw.count(0) + raw.count(1) != len(raw):
+            return super().sample(mask=mask)  # values other than 0/1: Gymnasium's assertion
+        valid = mask.nonzero()[0]
+        if not valid.size:
+            return self.start
+        return self.start + self.dtype.type(valid[self.np_random.integers(0, valid.size)])
+
+
 class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
     """Base class: a Gymnasium env driving one :class:`Simulator` per episode."""
 

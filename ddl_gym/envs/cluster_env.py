@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ddl_gym.envs.base import SimulatorEnv, action_index
+from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
 from ddl_gym.placement import PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
@@ -297,7 +297,7 @@ class DDLClusterEnv(SimulatorEnv):
             }
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
         self._obs_buf = np.zeros(n_obs, dtype=np.float32)
-        self.action_space = spaces.Discrete(1 + self.max_window * P)
+        self.action_space = DiscreteActions(1 + self.max_window * P)
         self._n_actions = 1 + self.max_window * P
         self._window: list[int] = []
         self._mask_key = 1

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ddl_gym.envs.base import SimulatorEnv, action_index
+from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
 from ddl_gym.envs.cluster_env import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S, _WORK_MAX_S
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
@@ -136,7 +136,7 @@ class DDLPlacementEnv(SimulatorEnv):
         self.allow_wait = bool(allow_wait)
         n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) + len(GLOBAL_FEATURES)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
-        self.action_space = spaces.Discrete(self.num_servers + 1)
+        self.action_space = DiscreteActions(self.num_servers + 1)
         self.wait_action = self.num_servers
         self.observation_layout = {"servers": self.num_servers, "server_features": SERVER_FEATURES,
                                    "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES}
