@@ -235,7 +235,8 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
         twin.__dict__.update(self.__dict__)
         twin._np_random = None
         if self._np_random is not None:
-            generator = np.random.Generator(type(self._np_random.bit_generator)())
+            # A fixed seed, overwritten at once: avoids drawing OS entropy for a state we discard.
+            generator = np.random.Generator(type(self._np_random.bit_generator)(0))
             generator.bit_generator.state = self._np_random.bit_generator.state
             twin._np_random = generator
         twin.sim = self.sim.fork() if self.sim is not None else None

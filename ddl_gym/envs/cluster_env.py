@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import struct
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -37,6 +38,20 @@ _LOG2_DEMAND_MAX = 4.0  # queued GPU demand of 15 clusters' worth
 _FREE_LEVELS = (1, 2, 4, 8)  # "servers with at least g free GPUs", g in GPUs (not a fraction of the server)
 
 OBSERVATIONS = ("portable", "legacy")
+
+_PACKERS: dict[int, struct.Struct] = {}
+
+
+def _to_float32(values: list[float]) -> np.ndarray:
+    """A fresh float32 array of ``values``: ``struct`` packs them faster than numpy converts a list
+    (both round each float64 to the nearest float32)."""
+    n = len(values)
+    packer = _PACKERS.get(n)
+    if packer is None:
+        packer = _PACKERS[n] = struct.Struct(f"{n}f")
+    data = bytearray(4 * n)
+    packer.pack_into(data, 0, *values)
+    return np.frombuffer(data, dtype=np.float32)
 
 # Legacy layout (v0 as first released; the shipped agents were trained on it).
 SERVER_FEATURES = ("free_fraction", "split_jobs", "size")
@@ -296,7 +311,6 @@ class DDLClusterEnv(SimulatorEnv):
                 "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES, "placements": self.placement_names,
             }
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
-        self._obs_buf = np.zeros(n_obs, dtype=np.float32)
         self.action_space = DiscreteActions(1 + self.max_window * P)
         self._n_actions = 1 + self.max_window * P
         self._window: list[int] = []
@@ -319,6 +333,19 @@ class DDLClusterEnv(SimulatorEnv):
         before = getattr(sim, self._area)
         invalid = self._apply(action)
         return self._finish_step(before, invalid)
+
+    def apply_action(self, action: int) -> bool:
+        """``step(action)`` without reward, observation or info (for planners such as MCTS).
+
+        The state afterwards, the decision count and the random generator are exactly those
+        ``step`` would leave; returns whether the action was invalid.
+        """
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() before apply_action()")
+        if type(action) is not int:
+            action = action_index(action, self._n_actions, "DDLCluster")
+        self._steps += 1
+        return self._apply(action)
 
     def _apply(self, action: int) -> bool:
         """Carry out an integer action (or its substitute); returns whether it was invalid.
@@ -570,9 +597,7 @@ class DDLClusterEnv(SimulatorEnv):
             min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
             min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
-        buf = self._obs_buf
-        buf[:] = block  # one conversion to float32, then a copy: cheaper than np.array(list)
-        return buf.copy()
+        return _to_float32(block)
 
     def _observe_portable(self) -> np.ndarray:
         sim = self.sim
@@ -637,9 +662,7 @@ class DDLClusterEnv(SimulatorEnv):
             min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
             min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
-        buf = self._obs_buf
-        buf[:] = block
-        return buf.copy()
+        return _to_float32(block)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim
