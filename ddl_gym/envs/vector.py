@@ -193,6 +193,8 @@ class _WorkerPool:
         if context is None:
             context = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
         ctx = mp.get_context(context)
+        if context == "forkserver":  # workers fork from a server that has these imported already
+            ctx.set_forkserver_preload(["numpy", "gymnasium", "ddl_gym.envs.cluster_env"])
         self._raw = ctx.RawArray("b", _Buffers.nbytes(num_envs, shape, dtype, self.n_actions))
         self.buffers = _Buffers(self._raw, num_envs, shape, dtype, self.n_actions).views
         sizes = [num_envs // num_workers + (1 if w < num_envs % num_workers else 0) for w in range(num_workers)]
@@ -220,9 +222,10 @@ class _WorkerPool:
         except EOFError:
             self.close(terminate=True)
             raise RuntimeError("a vector-env worker died without a message") from None
-        if data[:1] == b"E" and data != b"":
+        if data[:1] == b"E":
             self.close(terminate=True)
-            raise RuntimeError(f"a vector-env worker failed:\n{data[1:].decode()}")
+            trace = data[1:].decode()
+            raise RuntimeError(f"a vector-env worker failed: {trace.strip().splitlines()[-1]}\n{trace}")
         return data
 
     def step(self, actions: np.ndarray) -> dict[int, dict[str, Any]]:
