@@ -113,7 +113,9 @@ class DDLClusterEnv(SimulatorEnv):
     costs ``invalid_action_penalty`` on top of its reward, ``info["invalid_action"]`` is ``True``
     and ``info["executed_action"]`` says what ran. Every step therefore starts a job or lets at
     least one event happen, so an episode of ``N`` jobs ends within ``3N`` steps whatever the
-    agent does (an agent without masks, such as plain PPO, cannot stall it). With
+    agent does (an agent without masks, such as plain PPO, cannot stall it); the default penalty
+    (0.05) makes the substitute slightly worse than choosing it directly, which keeps plain PPO
+    from drifting onto invalid synonyms of "advance" (``scripts/ppo_unmasked_curve.py``). With
     ``invalid_action="noop"`` (v0 as first released) nothing happens and time does not move;
     only the decision limit then ends an episode that repeats an invalid action.
     Anything that is not an integer (``1.7``, ``"1"``, ``None``, ``nan``, ``True``, an array of
@@ -228,7 +230,8 @@ class DDLClusterEnv(SimulatorEnv):
     ``scenario`` (name, file or :class:`Scenario`), ``window`` W (8), ``max_window`` K (``None``
     = ``window``; portable layout only), ``placements``, ``queue_order``, ``observation``
     (``"portable"`` or ``"legacy"``), ``reward``, ``reward_scale``, ``invalid_action``
-    (``"wait"`` or ``"noop"``), ``invalid_action_penalty`` (0), ``max_decisions``
+    (``"wait"`` or ``"noop"``), ``invalid_action_penalty`` (0.05, in reward units: three job-minutes at
+    the default scale), ``max_decisions``
     (``"auto"``), ``render_mode`` (``"ansi"`` or ``"rgb_array"``), ``debug`` (simulator
     invariant checks).
 
@@ -265,7 +268,7 @@ class DDLClusterEnv(SimulatorEnv):
         reward: str = "jct",
         reward_scale: float = 1.0 / 3600.0,
         invalid_action: str = "wait",
-        invalid_action_penalty: float = 0.0,
+        invalid_action_penalty: float = 0.05,
         max_decisions: int | str | None = "auto",
         render_mode: str | None = None,
         debug: bool = False,

@@ -122,7 +122,7 @@ class DDLPlacementEnv(SimulatorEnv):
         reward_scale: float = 1.0 / 3600.0,
         allow_wait: bool = True,
         invalid_action: str = "wait",
-        invalid_action_penalty: float = 0.0,
+        invalid_action_penalty: float = 0.05,
         max_decisions: int | str | None = "auto",
         render_mode: str | None = None,
         debug: bool = False,
