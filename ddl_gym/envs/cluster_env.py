@@ -335,7 +335,31 @@ class DDLClusterEnv(SimulatorEnv):
             action = action_index(action, self._n_actions, "DDLCluster")
         before = getattr(sim, self._area)
         invalid = self._apply(action)
-        return self._finish_step(before, invalid)
+        # SimulatorEnv._finish_step, inlined on this hot path.
+        self._steps += 1
+        reward = -(getattr(sim, self._area) - before) * self.reward_scale
+        if invalid:
+            reward -= self.invalid_action_penalty
+        terminated = sim.done
+        limit = self._decision_limit
+        truncated = limit is not None and self._steps >= limit and not terminated
+        obs = self._observe_portable() if self._size_free_observation else self._observe_legacy()
+        mask = self._mask_cache.get(self._mask_key)
+        if mask is None:
+            mask = self._mask_array()
+        info = {
+            "action_mask": mask.copy(),
+            "invalid_action": invalid,
+            "executed_action": self._executed,
+            "sim_time": float(sim.now),
+            "queue_length": len(sim.queue),
+            "running_jobs": len(sim.running),
+            "finished_jobs": sim.num_finished,
+            "window_jobs": list(self._window),
+        }
+        if terminated or truncated:
+            info["metrics"] = sim.result().summary()
+        return obs, float(reward), terminated, truncated, info
 
     def apply_action(self, action: int) -> bool:
         """``step(action)`` without reward, observation or info (for planners such as MCTS).
@@ -372,7 +396,7 @@ class DDLClusterEnv(SimulatorEnv):
         if action > 0:
             slot, rule = divmod(action - 1, P)
             job = self._window[slot]
-            sim.start(job, self._rules[rule](sim, job, self.np_random))
+            sim.start(job, self._rules[rule](sim, job, self._np_random))  # seeded by reset()
             # Only the env starts jobs: drop the job from the ranked queue; the window is rebuilt below.
             self._queued_gpus -= self._gpus[job]
             if self._rank is not None:
@@ -670,7 +694,7 @@ class DDLClusterEnv(SimulatorEnv):
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim
         assert sim is not None
-        return {
+        return {  # keep in step with the copy inlined in step()
             "action_mask": self._mask_array().copy(),
             "invalid_action": invalid,
             "executed_action": self._executed,
