@@ -112,30 +112,45 @@ def _worker(conn: Any, raw: Any, env_id: str, env_kwargs: dict[str, Any], first:
             for name, view in info_b:
                 view[i] = info.get(name, 0)
 
+        mine = slice(first, first + count)
         conn.send_bytes(b"ok")
         while True:
             command = conn.recv_bytes()
             if command == _STEP:
                 extra: dict[int, dict[str, Any]] = {}
-                for k, i in enumerate(rows):
-                    env = envs[k]
-                    if done[k] and not same_step:
+                actions = act_b[mine].tolist()
+                rewards, terms, truncs = [], [], []
+                fields: list[list[Any]] = [[] for _ in info_b]
+                for k in range(count):
+                    env, i = envs[k], first + k
+                    if done[k] and not same_step:  # next-step autoreset: ignore the action
                         obs, info = env.reset()
-                        rew_b[i], term_b[i], trunc_b[i] = 0.0, False, False
+                        reward, terminated, truncated = 0.0, False, False
                         done[k] = False
-                        write(i, obs, info)
-                        continue
-                    obs, reward, terminated, truncated, info = env.step(int(act_b[i]))
-                    rew_b[i], term_b[i], trunc_b[i] = reward, terminated, truncated
-                    if terminated or truncated:
-                        end: dict[str, Any] = {"metrics": info.get("metrics")}
-                        if same_step:
-                            end["terminal_observation"] = obs
-                            obs, info = env.reset()
-                        else:
-                            done[k] = True
-                        extra[i] = end
-                    write(i, obs, info)
+                    else:
+                        obs, reward, terminated, truncated, info = env.step(actions[k])
+                        if terminated or truncated:
+                            end: dict[str, Any] = {"metrics": info.get("metrics")}
+                            if same_step:
+                                end["terminal_observation"] = obs
+                                obs, info = env.reset()
+                            else:
+                                done[k] = True
+                            extra[i] = end
+                    rewards.append(reward)
+                    terms.append(terminated)
+                    truncs.append(truncated)
+                    obs_b[i] = obs
+                    mask = info.get("action_mask")
+                    if mask is not None:
+                        mask_b[i] = mask
+                        has_mask_b[i] = True
+                    for values, (name, _) in zip(fields, info_b):
+                        values.append(info.get(name, 0))
+                # One write per field for this worker's rows instead of one per env.
+                rew_b[mine], term_b[mine], trunc_b[mine] = rewards, terms, truncs
+                for values, (_, view) in zip(fields, info_b):
+                    view[mine] = values
                 conn.send_bytes(pickle.dumps(extra) if extra else b"")
             elif command == _RESET:
                 seeds, options = pickle.loads(conn.recv_bytes())
