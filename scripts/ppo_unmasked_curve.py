@@ -101,15 +101,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{step:>8} steps: ended {row['episodes_ended']:.0%}, return {row['mean_return']:.2f}, "
               f"avg JCT {row['avg_jct_s']:.0f} s, invalid {row['invalid_share']:.0%}", flush=True)
 
+    ended = {"terminated": 0, "truncated": 0}
+
     class EvalEvery(BaseCallback):
         def _on_step(self) -> bool:
+            for done, info in zip(self.locals["dones"], self.locals["infos"]):
+                if done:
+                    ended["truncated" if info.get("TimeLimit.truncated") else "terminated"] += 1
             if self.num_timesteps % args.eval_every == 0:
                 evaluate_model(self.num_timesteps)
             return True
 
     evaluate_model(0)
     model.learn(total_timesteps=args.timesteps, callback=EvalEvery())
-    train_episodes = [ep["l"] for ep in model.ep_info_buffer]
 
     args.out.mkdir(parents=True, exist_ok=True)
     fields = ["timesteps", "wall_s", "episodes_ended", "mean_return", "avg_jct_s", "invalid_share"]
@@ -137,17 +141,23 @@ def main(argv: list[str] | None = None) -> int:
     fig.tight_layout()
     fig.savefig(args.out / "curve.png", dpi=120)
 
-    print()
-    print("| policy | steps | episodes ended | mean return | avg JCT (s) | invalid actions |")
-    print("|---|---:|---:|---:|---:|---:|")
+    lines = [f"# Plain SB3 PPO without masks on {ENV_ID}", "",
+             f"`python scripts/ppo_unmasked_curve.py {' '.join(argv if argv is not None else sys.argv[1:])}`; "
+             f"deterministic evaluation on seeds {start}-{stop - 1}, env defaults"
+             f"{'' if args.penalty is None else f', invalid_action_penalty={args.penalty}'}.", "",
+             "| policy | steps | episodes ended | mean return | avg JCT (s) | invalid actions |",
+             "|---|---:|---:|---:|---:|---:|"]
     for name, ref in refs.items():
-        print(f"| {name} | – | {ref['episodes_ended']:.0%} | {ref['mean_return']:.2f} | {ref['avg_jct_s']:.0f} | "
-              f"{ref['invalid_share']:.0%} |")
+        lines.append(f"| {name} | – | {ref['episodes_ended']:.0%} | {ref['mean_return']:.2f} | "
+                     f"{ref['avg_jct_s']:.0f} | {ref['invalid_share']:.0%} |")
     for row in rows:
-        print(f"| PPO (no masks) | {row['timesteps']} | {row['episodes_ended']:.0%} | {row['mean_return']:.2f} | "
-              f"{row['avg_jct_s']:.0f} | {row['invalid_share']:.0%} |")
-    print(f"\ntraining episodes finished: {len(train_episodes)} in the last {model.ep_info_buffer.maxlen} logged; "
-          f"wrote {args.out / 'curve.csv'} and {args.out / 'curve.png'}")
+        lines.append(f"| PPO (no masks) | {row['timesteps']} | {row['episodes_ended']:.0%} | "
+                     f"{row['mean_return']:.2f} | {row['avg_jct_s']:.0f} | {row['invalid_share']:.0%} |")
+    lines += ["", f"Training: {ended['terminated']} episodes terminated (every job finished), "
+                  f"{ended['truncated']} truncated by the decision limit."]
+    (args.out / "table.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"wrote {args.out / 'curve.csv'}, {args.out / 'curve.png'} and {args.out / 'table.md'}")
     return 0
 
 
