@@ -473,6 +473,7 @@ def _build_sb3_class() -> type:
         def get_images(self) -> Sequence[np.ndarray | None]:
             return [None] * self.num_envs
 
+    BatchedSubprocVecEnv.__qualname__ = "BatchedSubprocVecEnv"  # importable by name (module __getattr__)
     return BatchedSubprocVecEnv
 
 
