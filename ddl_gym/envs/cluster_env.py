@@ -35,6 +35,7 @@ _LOG2_SERVER_GPUS_MAX = 6.0
 _LOG2_CLUSTER_GPUS_MAX = 16.0
 _LOG2_SERVERS_NEEDED_MAX = 4.0  # 16 servers
 _LOG2_DEMAND_MAX = 4.0  # queued GPU demand of 15 clusters' worth
+_INV_LOG2_DEMAND = 1.0 / _LOG2_DEMAND_MAX
 _FREE_LEVELS = (1, 2, 4, 8)  # "servers with at least g free GPUs", g in GPUs (not a fraction of the server)
 
 OBSERVATIONS = ("portable", "legacy")
@@ -502,6 +503,8 @@ class DDLClusterEnv(SimulatorEnv):
             max_server = cluster.max_server_gpus
             self._server_caps = list(cluster.gpus_per_server)
             self._homogeneous = min(self._server_caps) == max_server
+            self._inv_gpus = 1.0 / cluster.num_gpus
+            self._inv_jobs = 1.0 / w.num_jobs if w.num_jobs else 0.0
             self._at_least = [0] * (max_server + 2)  # scratch list, rewritten by every observation
             self._levels_down = range(max_server, -1, -1)
             self._free_levels = tuple(g for g in _FREE_LEVELS if g <= max_server)
@@ -675,19 +678,26 @@ class DDLClusterEnv(SimulatorEnv):
                 block.append(waited if waited < 1.0 else 1.0)
                 block += tail
         block += self._zero_rows[len(window)]
-        n_jobs = self._num_jobs or 1
         queued = len(sim.queue)
+        log1p = math.log1p
+        q = log1p(queued) * _INV_LOG_QUEUE
+        over = queued - self.window
+        o = log1p(over) * _INV_LOG_QUEUE if over > 0 else 0.0
+        d = math.log2(1.0 + self._queued_gpus * self._inv_gpus) * _INV_LOG2_DEMAND
+        t = log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME
         contended = sim.contended_jobs
+        c = sim.contention_sum / contended / self._max_server if contended else 0.0
+        inv_jobs = self._inv_jobs
         block += (
-            min(1.0, math.log1p(queued) * _INV_LOG_QUEUE),
-            min(1.0, math.log1p(max(0, queued - self.window)) * _INV_LOG_QUEUE),
-            min(1.0, math.log2(1.0 + self._queued_gpus / self._num_gpus) / _LOG2_DEMAND_MAX),
-            math.log1p(len(sim.running)) * self._inv_log_gpus,
-            num_free / self._num_gpus,
-            sim.num_finished / n_jobs,
-            (n_jobs - sim.num_arrived) / n_jobs if self._num_jobs else 0.0,
-            min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
-            min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
+            q if q < 1.0 else 1.0,
+            o if o < 1.0 else 1.0,
+            d if d < 1.0 else 1.0,
+            log1p(len(sim.running)) * self._inv_log_gpus,
+            num_free * self._inv_gpus,
+            sim.num_finished * inv_jobs,
+            (self._num_jobs - sim.num_arrived) * inv_jobs,
+            t if t < 1.0 else 1.0,
+            c if c < 1.0 else 1.0,
         )
         return _to_float32(block)
 
