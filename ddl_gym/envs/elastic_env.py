@@ -127,8 +127,9 @@ class DDLClusterElasticEnv(SimulatorEnv):
         render_mode: str | None = None,
         debug: bool = False,
     ) -> None:
+        # An invalid action is always a no-op here (the window has no "advance" synonym to wait on).
         self._setup_common(scenario, reward=reward, reward_scale=reward_scale, render_mode=render_mode,
-                           invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
+                           invalid_action="noop", invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
         if window < 1:
             raise ConfigError(f"window must be >= 1, got {window}")
         unknown = [m for m in menu if m not in MENU_ITEMS]
