@@ -70,12 +70,24 @@ def minimal_runtimes(cluster: ClusterSpec, workload: Workload, model: Performanc
     return out
 
 
-def offered_load(cluster: ClusterSpec, workload: Workload, model: PerformanceModel) -> float:
-    """``Σ G_j·ρ_j^min / (GPUs × arrival window)``; NaN for an offline workload (zero window)."""
+def offered_load(cluster: ClusterSpec, workload: Workload, model: PerformanceModel,
+                 result: SimResult | None = None) -> float:
+    """``Σ G_j·ρ_j^min / (GPUs × arrival window)``; NaN for an offline workload (zero window).
+
+    Rate models that are not per-(servers, contention) all-reduce models (pipeline, parameter-server)
+    have no "most consolidated placement" formula; for them ``ρ_j`` is the job's run time alone on the
+    placement the policy of ``result`` chose (``SimResult.ideal_runtime``), so the figure depends on it.
+    """
     window = float(workload.arrival.max() - workload.arrival.min()) if workload.num_jobs else 0.0
     if window <= 0:
         return math.nan
-    work = float((workload.gpus * minimal_runtimes(cluster, workload, model)).sum())
+    if hasattr(model.bind(cluster, workload), "iteration_time"):
+        runtimes = minimal_runtimes(cluster, workload, model)
+    elif result is not None:
+        runtimes = np.where(np.isfinite(result.ideal_runtime), result.ideal_runtime, 0.0)
+    else:
+        raise ConfigError(f"offered_load: the {type(model).__name__} rate model needs a simulated result")
+    work = float((workload.gpus * runtimes).sum())
     return work / (cluster.num_gpus * window)
 
 
@@ -161,7 +173,7 @@ def episode_stats(scenario: Scenario, policy: str, seed: int) -> EpisodeStats:
     return EpisodeStats(
         scenario=scenario.name, policy=policy, seed=seed,
         compute_util=summary["gpu_compute_util"], alloc_util=summary["gpu_alloc_util"],
-        contention_share=contention_share(result), offered_load=offered_load(cluster, workload, scenario.model),
+        contention_share=contention_share(result), offered_load=offered_load(cluster, workload, scenario.model, result),
         makespan_s=summary["makespan_s"], window_s=window, avg_jct_s=summary["avg_jct_s"],
     )
 
