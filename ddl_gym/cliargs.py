@@ -5,7 +5,11 @@
   ``A:B`` = seeds ``A..B-1``, ``a,b,c`` = exactly these. :func:`parse_seeds`.
 * ``--seed S`` (commands that run one seeded process: ``train``): one integer ``>= 0``.
 * ``--workers K``: parallel processes, an integer in ``[1, 256]`` (default: one per core, at most
-  one per run). :func:`workers_type`.
+  one per run). :func:`workers_type`. The reproductions also take the older spelling ``--jobs K``
+  (hidden, same destination): :func:`add_workers_argument`.
+
+The reproductions (``ddl-gym reproduce NAME``) declare both with :func:`add_seeds_argument` and
+:func:`add_workers_argument`, and fill in their default seed count with :func:`seeds_or_default`.
 
 Every parser raises ``argparse.ArgumentTypeError`` with a message that names the problem; the CLI
 turns it into one line ``ddl-gym: error: argument --seeds: ...`` and exit status 2.
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 MAX_SEEDS = 100_000
@@ -81,6 +85,46 @@ def seeds_type(offset: int = 0) -> Callable[[str], list[int]]:
 
     parse.__name__ = "seeds"
     return parse
+
+
+def format_seeds(seeds: Sequence[int]) -> str:
+    """The shortest ``--seeds`` text that parses back to ``seeds``: ``N`` for ``0..N-1``, ``A:B``, ``a,b,c``."""
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("no seeds")
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return str(len(seeds)) if seeds[0] == 0 else f"{seeds[0]}:{seeds[0] + len(seeds)}"
+    return ",".join(map(str, seeds))
+
+
+def seeds_or_default(seeds: Sequence[int] | None, count: int) -> tuple[int, ...]:
+    """The parsed ``--seeds`` as a tuple, or the command's default ``0..count-1`` when it was not given."""
+    return tuple(seeds) if seeds is not None else tuple(range(count))
+
+
+def add_seeds_argument(parser: argparse.ArgumentParser, default: str, offset: int = 0) -> None:
+    """``--seeds N|A:B|a,b,c`` (:func:`seeds_type`); ``args.seeds`` is a list, or ``None`` when not given.
+
+    Args:
+        parser: the command's parser.
+        default: what the command runs without ``--seeds`` (for the help text), e.g. ``"3 (--quick 2)"``.
+        offset: first seed of the ``N`` form.
+    """
+    first = "0..N-1" if offset == 0 else f"{offset}..{offset}+N-1"
+    parser.add_argument("--seeds", type=seeds_type(offset), default=None, metavar="N|A:B|a,b,c",
+                        help=f"seeds: N = {first}, A:B = A..B-1, a,b,c = these; default {default}")
+
+
+def add_workers_argument(parser: argparse.ArgumentParser, default: int) -> None:
+    """``--workers K`` (:func:`workers_type`) into ``args.workers``, plus ``--jobs K``, its older spelling.
+
+    ``--jobs`` is kept (hidden from ``--help``, deprecated) so commands written before ``--workers``
+    was the one name still run; both write the same destination, the last one given wins.
+    """
+    parser.add_argument("--workers", type=workers_type, default=default, metavar="K",
+                        help=f"parallel worker processes, 1..{MAX_WORKERS} (default {default})")
+    parser.add_argument("--jobs", dest="workers", type=workers_type, default=argparse.SUPPRESS,
+                        metavar="K", help=argparse.SUPPRESS)
 
 
 def seed_list_type(text: str) -> list[int]:

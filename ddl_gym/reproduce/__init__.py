@@ -9,7 +9,14 @@ Contract every reproduction module follows:
   status (0 on success);
 * ``--quick`` — a reduced grid (small seeds/grid, possibly a reduced workload) that runs in seconds
   and whose claims table is committed under ``notes/`` and checked by a test;
-* ``--seeds N`` — number of seeds (consecutive from 0 unless the module says otherwise);
+* ``--seeds N|A:B|a,b,c`` — the seeds, read by :func:`ddl_gym.cliargs.add_seeds_argument` like
+  ``ddl-gym eval``: ``N`` = seeds ``0..N-1`` (so ``--seeds N`` runs what it always ran), ``A:B`` = seeds
+  ``A..B-1``, ``a,b,c`` = exactly these; every experiment loops over that list (``sjf-bco`` also keeps
+  ``--first-seed F``, which shifts ``0..N-1`` to ``F..F+N-1``);
+* ``--workers K`` — parallel processes (:func:`ddl_gym.cliargs.add_workers_argument`; ``--jobs K``
+  is its older, hidden spelling and still works);
+* ``build_parser()`` / ``parse_args(argv)`` — the parser, and the parsed arguments with the seed list
+  the run will use (tests check the seeds reach the module without running it);
 * ``--out DIR`` — writes its data (CSV), figures, ``report.md`` and ``claims.md`` there;
 * ``--report PATH`` / ``--claims PATH`` — also write the Markdown report / the claims table to
   these paths (how ``notes/`` is regenerated; reports there are never edited by hand);

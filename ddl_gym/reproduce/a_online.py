@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, format_seeds, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, all_of, best_of, compare, equal, monotone, render_claims
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
 
@@ -65,12 +66,12 @@ class Settings:
 
 def _settings(args: argparse.Namespace) -> Settings:
     if args.quick:
-        return Settings(tuple(range(args.seeds or 2)), (6, 12), (4, 8), 6, 8, 40, 24, (1, 50), (1.0, 100.0, 1e4),
+        return Settings(seeds_or_default(args.seeds, 2), (6, 12), (4, 8), 6, 8, 40, 24, (1, 50), (1.0, 100.0, 1e4),
                         True, False, "")
     if args.paper_scale:
-        return Settings(tuple(range(args.seeds or 3)), (20, 40, 60), (10, 20, 40), 20, 40, 150, 64, (1, 5, 10, 50),
+        return Settings(seeds_or_default(args.seeds, 3), (20, 40, 60), (10, 20, 40), 20, 40, 150, 64, (1, 5, 10, 50),
                         F_GRID, False, not args.no_scenario_scale, "aonline-ps")
-    return Settings(tuple(range(args.seeds or 3)), (10, 20, 40), (5, 10, 20), 10, 20, 100, 32, (1, 5, 50), F_GRID,
+    return Settings(seeds_or_default(args.seeds, 3), (10, 20, 40), (5, 10, 20), 10, 20, 100, 32, (1, 5, 50), F_GRID,
                     False, not args.no_scenario_scale, "aonline-ps-small")
 
 
@@ -431,14 +432,15 @@ def _plots(df: pd.DataFrame, out: Path) -> None:
         plt.close(fig)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ddl-gym reproduce a-online`` argument parser."""
     parser = argparse.ArgumentParser(prog="ddl-gym reproduce a-online", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny grid (about a minute); claims in notes/a_online/claims_quick.md")
-    parser.add_argument("--seeds", type=int, default=None, help="number of worlds per point (default 3, --quick 2)")
+    add_seeds_argument(parser, "3 worlds per point (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/a_online"))
     parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_online/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    add_workers_argument(parser, 2)
     parser.add_argument("--no-scenario-scale", action="store_true", help="skip the scenario-scale block")
     parser.add_argument("--paper-scale", action="store_true",
                         help="larger grid (20-60 jobs, 20 servers, T=150) and the scenario block on aonline-ps "
@@ -446,8 +448,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-plots", action="store_true")
     parser.add_argument("--reuse", action="store_true",
                         help="take the grid from OUT/runs.csv (a finished run) and recompute only the agent rows")
-    args = parser.parse_args(argv)
-    st = _settings(args)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, Settings]:
+    """Parsed arguments and the settings they select (its ``seeds``: ``--seeds`` or the default)."""
+    args = build_parser().parse_args(argv)
+    return args, _settings(args)
+
+
+def command_text(args: argparse.Namespace, st: Settings) -> str:
+    """The command the report's header prints: what selects its numbers (grid and seeds), with the seeds
+    written canonically so a committed header stays the same however they were spelled (``--seeds 3`` =
+    ``--seeds 0:3``)."""
+    return ("ddl-gym reproduce a-online" + (" --quick" if st.quick else "")
+            + (f" --seeds {format_seeds(st.seeds)}" if args.seeds is not None else ""))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, st = parse_args(argv)
     t0 = time.perf_counter()
     timing = args.out / "grid_wall_s.txt"
     if args.reuse and (args.out / "runs.csv").exists():
@@ -455,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         df = df[df.policy != "aonline-ppo"]
         grid_wall = float(timing.read_text()) if timing.exists() else math.nan
     else:
-        df = run_grid(st, max(1, args.jobs))
+        df = run_grid(st, args.workers)
         grid_wall = time.perf_counter() - t0
         args.out.mkdir(parents=True, exist_ok=True)
         df.to_csv(args.out / "runs.csv", index=False)
@@ -467,8 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wall = grid_wall + (time.perf_counter() - t_agent)
     args.out.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out / "runs.csv", index=False)
-    command = "ddl-gym reproduce a-online" + (" --quick" if st.quick else "") + (f" --seeds {args.seeds}" if args.seeds else "")
-    report, claims_md = write_report(args.out, df, st, wall, command)
+    report, claims_md = write_report(args.out, df, st, wall, command_text(args, st))
     if not args.no_plots:
         _plots(df, args.out)
     for path, text in ((args.report, report), (args.claims, claims_md)):

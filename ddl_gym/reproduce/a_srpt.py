@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, Verdict, all_of, best_of, compare, equal, monotone, render_claims
 
 POLICIES = ("a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
@@ -572,41 +573,47 @@ DEVIATIONS = (
 
 
 # ============================================================================ entry point
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point (``ddl-gym reproduce a-srpt``); returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ddl-gym reproduce a-srpt`` argument parser."""
     parser = argparse.ArgumentParser(prog="ddl-gym reproduce a-srpt", description=(__doc__ or "").split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
                       help="12 x 8 GPUs, 200/400-job windows, 2 seeds, two sensitivity rows (seconds)")
     size.add_argument("--full", action="store_true", help="paper scale: 250 x 8 GPUs, 37.5k-150k-job windows (hours)")
-    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (episodes 0..N-1); default per grid")
+    add_seeds_argument(parser, "per grid (--quick 2, default 3, --full 5)")
     parser.add_argument("--out", type=Path, default=Path("results/a_srpt"), help="output folder")
     parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_srpt/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
-    parser.add_argument("--jobs", "--workers", dest="jobs", type=int, default=min(2, os.cpu_count() or 1),
-                        help="worker processes")
-    parser.add_argument("--table2-cases", type=int, default=None, help="Heavy-Edge vs ILP cases (default 20; --quick 6)")
+    add_workers_argument(parser, min(2, os.cpu_count() or 1))
+    parser.add_argument("--table2-cases", type=int, default=None, help="Heavy-Edge vs ILP cases (default 20; --quick 4)")
     parser.add_argument("--overwrite", action="store_true", help="recompute episodes already in --out/episodes.csv")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, Grid, tuple[int, ...]]:
+    """Parsed arguments, the grid they select and the seeds (``--seeds`` or the grid's default count)."""
+    args = build_parser().parse_args(argv)
     grid = GRIDS["quick" if args.quick else "full" if args.full else "default"]
-    n_seeds = args.seeds if args.seeds is not None else grid.seeds
-    if n_seeds < 1:
-        parser.error("--seeds must be >= 1")
-    seeds = tuple(range(n_seeds))
+    return args, grid, seeds_or_default(args.seeds, grid.seeds)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point (``ddl-gym reproduce a-srpt``); returns the exit status."""
+    args, grid, seeds = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("DDL_GYM_CACHE", str((args.out / "cache").resolve()))
     exps = experiments(grid)
     specs = list(dict.fromkeys(spec for rows in exps.values() for spec in rows.values()))
     t0 = time.perf_counter()
-    episodes = run_all(specs, seeds, max(1, args.jobs), args.out, overwrite=args.overwrite)
+    episodes = run_all(specs, seeds, args.workers, args.out, overwrite=args.overwrite)
     t2 = table2(args.table2_cases or (4 if args.quick else 20))
     t2.to_csv(args.out / "table2.csv", index=False)
     preds = prediction_table(grid)
     preds.to_csv(args.out / "predictions.csv", index=False)
     total = time.perf_counter() - t0
     command = "ddl-gym reproduce a-srpt " + " ".join(argv if argv is not None else sys.argv[1:])
-    report, claims = write_report(args.out, episodes, exps, t2, preds, grid, seeds, total, max(1, args.jobs),
+    report, claims = write_report(args.out, episodes, exps, t2, preds, grid, seeds, total, args.workers,
                                   command.strip())
     (args.out / "report.md").write_text(report)
     (args.out / "claims.md").write_text(claims)

@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 
 from ddl_gym.baselines.ada_srsf import make_ada_srsf_policy
+from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, Verdict, best_of, compare, render_claims
 from ddl_gym.scenarios import Scenario, get_scenario
 from ddl_gym.sim.model import ClusterSpec, Workload
@@ -664,11 +665,11 @@ def plot_cdfs(out: Path, jct: pd.DataFrame, exps: dict[str, dict[str, RunSpec]])
 
 
 # ============================================================================ entry point
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point (``ddl-gym reproduce ada-srsf``); returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ddl-gym reproduce ada-srsf`` argument parser."""
     parser = argparse.ArgumentParser(prog="ddl-gym reproduce ada-srsf", description=(__doc__ or "").split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (episodes 0..N-1), default 3 (--quick 2)")
+    add_seeds_argument(parser, "3 (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/ada_srsf"), help="output folder")
     parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/ada_srsf/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
@@ -678,25 +679,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--extras", action="store_true",
                         help="also Tables IV/V on 32 GB GPUs (with and without the defect)")
     parser.add_argument("--no-plots", action="store_true", help="skip the JCT CDF figures")
-    parser.add_argument("--jobs", "--workers", dest="jobs", type=int, default=min(4, os.cpu_count() or 1),
-                        help="worker processes")
-    args = parser.parse_args(argv)
-    n_seeds = args.seeds if args.seeds is not None else (2 if args.quick else 3)
-    if n_seeds < 1:
-        parser.error("--seeds must be >= 1")
-    seeds = tuple(range(n_seeds))
-    settings = Settings(seeds=seeds, quick=bool(args.quick), extras=bool(args.extras))
+    add_workers_argument(parser, min(4, os.cpu_count() or 1))
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, Settings]:
+    """Parsed arguments and the settings they select (its ``seeds``: ``--seeds`` or the default)."""
+    args = build_parser().parse_args(argv)
+    seeds = seeds_or_default(args.seeds, 2 if args.quick else 3)
+    return args, Settings(seeds=seeds, quick=bool(args.quick), extras=bool(args.extras))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point (``ddl-gym reproduce ada-srsf``); returns the exit status."""
+    args, settings = parse_args(argv)
+    seeds = settings.seeds
     exps = experiments(settings)
     specs = list(dict.fromkeys(spec for rows in exps.values() for spec in rows.values()))
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    print(f"{len(specs)} distinct runs x {len(seeds)} seeds, {args.jobs} processes -> {args.out}", flush=True)
-    episodes, jct = run_all(specs, seeds, max(1, args.jobs))
+    print(f"{len(specs)} distinct runs x {len(seeds)} seeds, {args.workers} processes -> {args.out}", flush=True)
+    episodes, jct = run_all(specs, seeds, args.workers)
     total = time.perf_counter() - t0
     episodes.to_csv(args.out / "episodes.csv", index=False)
     jct.to_csv(args.out / "jct.csv", index=False)
     command = "ddl-gym reproduce ada-srsf " + " ".join(argv if argv is not None else sys.argv[1:])
-    report, claims = write_report(args.out, episodes, exps, settings, total, max(1, args.jobs), command.strip())
+    report, claims = write_report(args.out, episodes, exps, settings, total, args.workers, command.strip())
     for path, text in ((args.report, report), (args.claims, claims)):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)

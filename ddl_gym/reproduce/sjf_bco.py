@@ -43,6 +43,14 @@ from ddl_gym.baselines.sjf_bco import (
     sjf_bco_scenario,
 )
 from ddl_gym.baselines.sjf_bco_plan import DEFAULT_OPTIONS, PlanOptions, kappa_classes, make_trial, plan
+from ddl_gym.cliargs import (
+    MAX_SEED,
+    add_seeds_argument,
+    add_workers_argument,
+    format_seeds,
+    seed_type,
+    seeds_or_default,
+)
 from ddl_gym.reproduce.verdict import (
     RULE,
     Claim,
@@ -721,31 +729,55 @@ def run_all(runs: Sequence[Run], workers: int) -> list[dict[str, Any]]:
     return rows
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point; returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ddl-gym reproduce sjf-bco`` argument parser."""
     parser = argparse.ArgumentParser(prog="ddl-gym reproduce sjf-bco", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default 5, --quick 1)")
-    parser.add_argument("--first-seed", type=int, default=0, help="first seed (seeds are consecutive)")
+    add_seeds_argument(parser, "5 (--quick 1)")
+    parser.add_argument("--first-seed", type=seed_type, default=None, metavar="F",
+                        help="older spelling: shifts seeds 0..N-1 to F..F+N-1 (same as --seeds F:F+N)")
     parser.add_argument("--out", type=Path, default=Path("results/sjf-bco"), help="output directory")
     parser.add_argument("--report", type=Path, default=None, help="also write the report here (e.g. notes/sjf_bco_report.md)")
     parser.add_argument("--claims", type=Path, default=None,
                         help="also write the claims table here (e.g. notes/sjf_bco_claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true", help="Fig. 6 at 10 and 20 servers only, 1 seed by default")
-    parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1), help="parallel processes")
+    add_workers_argument(parser, min(4, os.cpu_count() or 1))
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     parser.add_argument("--bisection", choices=("paper", "feasible"), default="paper",
                         help="Alg. 1 bisection: as written ('paper') or tightest feasible θ ('feasible')")
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parsed arguments; ``seeds`` is the final seed list (``--seeds``, shifted by ``--first-seed``, or the default).
+
+    ``--first-seed F`` (kept from before ``--seeds A:B`` existed) only shifts seeds that start at 0 and are
+    consecutive (the ``N`` form or the default), so ``--seeds 3 --first-seed 4`` = ``--seeds 4:7``; with any
+    other ``--seeds`` it is an error rather than a guess.
+    """
+    parser = build_parser()
     args = parser.parse_args(argv)
-    n_seeds = args.seeds if args.seeds is not None else (1 if args.quick else 5)
-    if n_seeds < 1:
-        parser.error("--seeds must be >= 1")
+    seeds = list(seeds_or_default(args.seeds, 1 if args.quick else 5))
+    if args.first_seed is not None:
+        if seeds != list(range(len(seeds))):
+            parser.error(f"argument --first-seed: shifts only --seeds N (seeds 0..N-1), not --seeds "
+                         f"{format_seeds(seeds)}; give the seeds as --seeds A:B or a,b,c instead")
+        seeds = [args.first_seed + s for s in seeds]
+        if seeds[-1] > MAX_SEED:
+            parser.error(f"argument --first-seed: the last seed {seeds[-1]} exceeds 2**63-1")
+    args.seeds = seeds
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    args = parse_args(argv)
     import pandas as pd
 
     started = time.perf_counter()
-    seeds = list(range(args.first_seed, args.first_seed + n_seeds))
+    seeds = args.seeds
     runs = build_runs(seeds, args.quick, args.bisection)
     print(f"SJF-BCO reproduction: {len(runs)} runs over seeds {seeds} with {args.workers} worker(s)", flush=True)
-    rows = run_all(runs, max(1, args.workers))
+    rows = run_all(runs, args.workers)
     decision = decision_time(seeds[0], repeats=1 if args.quick else 3)
     wall = time.perf_counter() - started
     df = pd.DataFrame(rows)

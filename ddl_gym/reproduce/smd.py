@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, Verdict, all_of, compare, render_claims
 
 POLICIES: tuple[str, ...] = ("smd", "esw", "optimus", "optimus-time", "optimus-official", "smd-opt")
@@ -548,11 +549,11 @@ def plot(out: Path, rows: pd.DataFrame, grid: Grid) -> list[Path]:
     return paths
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point (``ddl-gym reproduce smd``); returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ddl-gym reproduce smd`` argument parser."""
     parser = argparse.ArgumentParser(prog="ddl-gym reproduce smd", description=(__doc__ or "").split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (0..N-1), default 10 (--quick 2)")
+    add_seeds_argument(parser, "10 (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/smd"), help="output folder")
     parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/smd/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
@@ -560,27 +561,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 seeds, eps = 0.05, I <= 20: seconds")
     parser.add_argument("--eps", type=float, default=None, help="Algorithm 1's grid precision (default 0.01)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
-    parser.add_argument("--jobs", "--workers", dest="jobs", type=int, default=min(2, os.cpu_count() or 1),
-                        help="worker processes")
+    add_workers_argument(parser, min(2, os.cpu_count() or 1))
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, Grid]:
+    """Parsed arguments and the grid they select (its ``seeds``: ``--seeds`` or the default)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
-    n_seeds = args.seeds if args.seeds is not None else (2 if args.quick else 10)
-    if n_seeds < 1:
-        parser.error("--seeds must be >= 1")
-    seeds = tuple(range(n_seeds))
+    seeds = seeds_or_default(args.seeds, 2 if args.quick else 10)
     grid = Grid.quick_grid(seeds) if args.quick else Grid(seeds=seeds)
     if args.eps is not None:
         if not 0 < args.eps < 1:
             parser.error("--eps must be in (0, 1)")
         grid = Grid(**{**grid.__dict__, "eps": float(args.eps)})
+    return args, grid
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point (``ddl-gym reproduce smd``); returns the exit status."""
+    args, grid = parse_args(argv)
+    seeds = grid.seeds
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     print(f"{len(grid.instances())} instances x {len(POLICIES)} policies x {len(seeds)} seeds x {len(MODES)} modes, "
-          f"{args.jobs} processes -> {args.out}", flush=True)
-    rows = run_all(grid, max(1, args.jobs))
+          f"{args.workers} processes -> {args.out}", flush=True)
+    rows = run_all(grid, args.workers)
     total = time.perf_counter() - t0
     rows.to_csv(args.out / "rows.csv", index=False)
     command = "ddl-gym reproduce smd " + " ".join(argv if argv is not None else sys.argv[1:])
-    report, claims = write_report(args.out, rows, grid, total, max(1, args.jobs), command.strip())
+    report, claims = write_report(args.out, rows, grid, total, args.workers, command.strip())
     for path, text in ((args.report, report), (args.claims, claims)):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
