@@ -27,6 +27,8 @@ Scenario file (TOML, or JSON with the same keys)::
     num_jobs = 160                     # generator keyword arguments
     # kind = "csv":    path = "jobs.csv" (relative to the scenario file), drop_oversized = false
     # kind = "philly": table = "rfold", max_jobs = 5000, start = 0.0, end = 86400.0
+    # kind = "philly-slice" / "alibaba-slice": path = "trace.csv", num_jobs = 160, split = "all",
+    #        time_scale = 1.0 (windows of consecutive jobs; ddl_gym/workloads/windows.py)
 """
 
 from __future__ import annotations
@@ -252,6 +254,7 @@ register_scenario(Scenario(
 PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
     "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
+    "ddl_gym.workloads.windows:window_scenarios",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 
@@ -358,8 +361,12 @@ def load_scenario_file(path: str | Path) -> Scenario:
         source = _csv(str(csv_path), drop_oversized=bool(wl.pop("drop_oversized", False)))
     elif kind == "philly":
         source = _philly(**wl)
+    elif kind in ("philly-slice", "alibaba-slice"):  # trace windows (ddl_gym/workloads/windows.py)
+        from ddl_gym.workloads.windows import window_source_from_config
+
+        source = window_source_from_config(kind, wl, path.parent, model, err)
     else:
-        raise err("workload.kind", f"unknown kind {kind!r} (synthetic, csv or philly)")
+        raise err("workload.kind", f"unknown kind {kind!r} (synthetic, csv, philly, philly-slice or alibaba-slice)")
     engine = data.get("engine", "job")
     if engine not in ("job", "task"):
         raise err("engine", f"must be 'job' or 'task', got {engine!r}")
