@@ -255,6 +255,7 @@ PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
     "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
     "ddl_gym.workloads.windows:window_scenarios",
+    "ddl_gym.agents.transfer:transfer_scenarios",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 
