@@ -23,7 +23,8 @@ Per episode (:class:`RandomClusterSource`, :class:`MixedWorkloadSource`):
     GPUs as whole GPUs;
 
   trace windows take ``time_scale`` = the built-in calibrated scale × ``0.8 / target`` (same load
-  target draw), i.e. from 5× denser to 1.6× sparser than the evaluation scenarios.
+  target draw), i.e. from 5× denser to 1.6× sparser than the evaluation scenarios (the in-window
+  load of :mod:`ddl_gym.workloads.windows` moves roughly, not exactly, inversely with the scale).
   Jobs per episode: ``2.5 × GPUs`` clipped to [40, 160].
 * **Performance model**: the default scenario's (RAR contention, ξ1 of the default).
 

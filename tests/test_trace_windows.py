@@ -181,14 +181,25 @@ def test_windows_alibaba_split_default_cut(tmp_path: Path) -> None:
         trace_table("alibaba", str(path), None, "eval", "whole", 1e9)
 
 
-def test_windows_loads_and_calibration(tmp_path: Path) -> None:
+def test_windows_in_window_load_and_calibration(tmp_path: Path) -> None:
     path = write_rfold(tmp_path)
     source = TraceWindowSource(trace="philly", path=str(path), num_jobs=3)
-    loads = window_loads(source, num_gpus=32, samples=50)
-    scale = calibrate_time_scale(source, num_gpus=32, target=0.5, samples=50)
-    rescaled = window_loads(replace(source, time_scale=scale), num_gpus=32, samples=50)
-    assert np.median(rescaled) == pytest.approx(0.5, rel=0.01)
-    assert np.allclose(rescaled * scale, loads)
+    cluster = ClusterSpec.homogeneous(1, 32)
+    rows = source.window_rows(np.random.default_rng(0), cluster)
+    first = int(rows[0])
+    sizes = [(1, 2, 16)[(first + k) % 3] for k in range(3)]
+    # span 7200 s; the last job arrives at the end of the span and contributes nothing
+    expected = (sizes[0] * (100.0 + first) + sizes[1] * (101.0 + first)) / (32 * 7200.0)
+    assert window_loads(source, num_gpus=32, samples=1)[0] == pytest.approx(expected)
+    # squeezed so far that jobs run past the span: each contributes G_j (T - t_j) only
+    tight = replace(source, time_scale=1e-3)
+    assert window_loads(tight, num_gpus=32, samples=1)[0] == pytest.approx((sizes[0] + sizes[1] * 0.5) / 32)
+    medians = [np.median(window_loads(replace(source, time_scale=s), 32, samples=50)) for s in (0.01, 0.1, 1, 10)]
+    assert medians == sorted(medians, reverse=True) and medians[0] > medians[-1]
+    scale = calibrate_time_scale(source, num_gpus=32, target=0.02, samples=50)
+    assert np.median(window_loads(replace(source, time_scale=scale), 32, samples=50)) == pytest.approx(0.02, rel=0.02)
+    with pytest.raises(ConfigError, match="above what these windows reach"):
+        calibrate_time_scale(source, num_gpus=32, target=5.0, samples=50)
 
 
 def test_window_source_rejects_bad_settings() -> None:
