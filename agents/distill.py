@@ -134,12 +134,14 @@ def replay(data: dict[str, Any]) -> dict[str, np.ndarray]:
             "masks": np.asarray(mask_list, dtype=bool)}
 
 
-def fit(demos: Sequence[str | Path], out: str | Path, *, preset: str = "transfer", epochs: int = 40,
-        batch_size: int = 256, learning_rate: float = 1e-3, seed: int = 0, log: Any = print) -> Path:
-    """Clone the search labels of ``demos`` into a fresh network; save ``out/agent.zip`` (+ metadata).
+def fit_arrays(obs: np.ndarray, actions: np.ndarray, masks: np.ndarray, scenario: str, env_kwargs: dict[str, Any],
+               out: str | Path, *, teacher: str, preset: str = "transfer", epochs: int = 40, batch_size: int = 256,
+               learning_rate: float = 1e-3, seed: int = 0, extra_meta: dict[str, Any] | None = None) -> Path:
+    """Clone ``(obs, actions, masks)`` (raw observations) into a fresh network; save ``out/agent.zip``.
 
     The network (sizes, activation) and the observation normalisation come from ``preset``; the
-    env arguments come from the demonstrations (all files must agree).
+    normalisation statistics are fitted on ``obs``. ``teacher`` is recorded as the agent's
+    ``bc_expert``.
     """
     import torch
     from sb3_contrib import MaskablePPO
@@ -149,14 +151,6 @@ def fit(demos: Sequence[str | Path], out: str | Path, *, preset: str = "transfer
     from ddl_gym.agents.train import env_metadata, load_preset, make_env_fn, save_agent
 
     start = time.time()
-    files = [json.loads(Path(p).read_text()) for p in demos]
-    scenario, env_kwargs = files[0]["scenario"], files[0]["env_kwargs"]
-    if any(f["scenario"] != scenario or f["env_kwargs"] != env_kwargs for f in files):
-        raise ConfigError("demonstration files disagree on scenario or env arguments")
-    parts = [replay(f) for f in files]
-    obs = np.concatenate([p["obs"] for p in parts])
-    actions = np.concatenate([p["actions"] for p in parts])
-    masks = np.concatenate([p["masks"] for p in parts])
     cfg = load_preset(preset)
     torch.manual_seed(seed)
     np.random.seed(seed)
@@ -177,20 +171,48 @@ def fit(demos: Sequence[str | Path], out: str | Path, *, preset: str = "transfer
                                 learning_rate=learning_rate, seed=seed)
     out = Path(out)
     meta = env_metadata(scenario, env_kwargs)
-    wall = round(time.time() - start, 1)
-    search = files[0]["search"]
-    meta.update(algo="maskable-ppo", preset=preset, seed=seed, timesteps=0, wall_s=wall,
-                bc_expert=f"mcts:guide={search['guide']},sims={search['simulations']},depth={search.get('depth')}",
-                distill={"files": [str(p) for p in demos], "episodes": sum(len(f["episodes"]) for f in files),
-                         "samples": int(len(actions)), "epochs": epochs, "accuracy_before": before,
-                         "accuracy_after": history[-1]["accuracy"] if history else before,
-                         "search_wall_s": round(sum(e["wall_s"] for f in files for e in f["episodes"].values()), 1)})
+    meta.update(algo="maskable-ppo", preset=preset, seed=seed, timesteps=0, wall_s=round(time.time() - start, 1),
+                bc_expert=teacher, cloning={"samples": int(len(actions)), "epochs": epochs, "accuracy_before": before,
+                                            "accuracy_after": history[-1]["accuracy"] if history else before,
+                                            **(extra_meta or {})})
     path = save_agent(model, venv, out / "agent.zip", meta)
-    (out / "distill.json").write_text(json.dumps({"history": history, **meta["distill"]}, indent=2))
-    log(f"distilled {len(actions)} labels of {meta['distill']['episodes']} episodes: accuracy {before:.3f} -> "
-        f"{meta['distill']['accuracy_after']:.3f}; saved {path} ({wall:.0f} s)")
+    (out / "cloning.json").write_text(json.dumps({"history": history, **meta["cloning"]}, indent=2))
     venv.close()
     return path
+
+
+def fit(demos: Sequence[str | Path], out: str | Path, *, preset: str = "transfer", epochs: int = 40,
+        seed: int = 0, log: Any = print) -> Path:
+    """Clone the search labels of the demonstration files ``demos`` (replayed) into a fresh network."""
+    start = time.time()
+    files = [json.loads(Path(p).read_text()) for p in demos]
+    scenario, env_kwargs = files[0]["scenario"], files[0]["env_kwargs"]
+    if any(f["scenario"] != scenario or f["env_kwargs"] != env_kwargs for f in files):
+        raise ConfigError("demonstration files disagree on scenario or env arguments")
+    parts = [replay(f) for f in files]
+    obs, actions, masks = (np.concatenate([p[k] for p in parts]) for k in ("obs", "actions", "masks"))
+    search = files[0]["search"]
+    teacher = f"mcts:guide={search['guide']},sims={search['simulations']},depth={search.get('depth')}"
+    info = {"files": [str(p) for p in demos], "episodes": sum(len(f["episodes"]) for f in files),
+            "search_wall_s": round(sum(e["wall_s"] for f in files for e in f["episodes"].values()), 1)}
+    path = fit_arrays(obs, actions, masks, scenario, env_kwargs, out, teacher=teacher, preset=preset, epochs=epochs,
+                      seed=seed, extra_meta=info)
+    log(f"distilled {len(actions)} labels of {info['episodes']} episodes into {path} ({time.time() - start:.0f} s)")
+    return path
+
+
+def clone(teacher: str, scenario: str, env_kwargs: dict[str, Any], seeds: Sequence[int], out: str | Path, *,
+          preset: str = "transfer", epochs: int = 20, seed: int = 0) -> Path:
+    """Behaviour-clone a classic ``order+placement`` policy on ``seeds`` of ``scenario`` (no RL step after)."""
+    import gymnasium as gym
+
+    from ddl_gym.agents.imitation import collect_demonstrations
+
+    env = gym.make("ddl_gym:DDLCluster-v0", scenario=scenario, render_mode=None, **env_kwargs)
+    demos = collect_demonstrations(env, teacher, seeds, beyond_window="window")
+    env.close()
+    return fit_arrays(demos["obs"], demos["actions"], demos["masks"], scenario, env_kwargs, out, teacher=teacher,
+                      preset=preset, epochs=epochs, seed=seed, extra_meta={"episodes": len(list(seeds))})
 
 
 def _seeds(text: str) -> list[int]:
