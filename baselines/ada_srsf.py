@@ -139,6 +139,10 @@ def adadual_accepts(m_new: float, m_old: float, b: float, eta: float) -> bool:
     return m_old > 0.0 and m_new / m_old < adadual_threshold(b, eta)
 
 
+#: ``decide_hold``'s answer for an admission.
+_ADMIT: tuple[bool, tuple[int, ...], tuple[int, ...], int, int] = (True, (), (), 0, 0)
+
+
 def _most_crowded(count: Sequence[int], servers: tuple[int, ...]) -> int:
     """The server of ``servers`` with the most running all-reduces (lowest index on ties)."""
     best = servers[0]
@@ -181,7 +185,7 @@ class AdaDual:
         self.replicate_probe_defect = bool(replicate_probe_defect)
 
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool:
-        return self.decide(sim, job)[0]
+        return self.decide_hold(sim, job)[0]
 
     def decide(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
         """Alg. 2, plus the servers on which a change could turn a refusal into an admission.
@@ -193,32 +197,40 @@ class AdaDual:
         would become ``C_old``). With the probe defect: any change (as the authors' per-tick loop
         re-probes, and the probe target must be tracked).
         """
+        return self.decide_hold(sim, job)[:3]
+
+    def decide_hold(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """:meth:`decide` plus ``(hold_server, hold_count)``: a refusal by lines 21–23 stands while
+        ``hold_server`` runs at least ``hold_count`` (= 2) all-reduces, whatever else changes
+        (``hold_count = 0``: no such guarantee, e.g. a refusal by the size rule)."""
         count = sim.comm_count
         servers = sim.job_servers[job]
-        max_task = 0
+        # Lines 4-9: max_task > 1 as soon as one server runs two tasks (whatever the others hold);
+        # else C_old is the task of the first server running one.
         first = -1
-        for i, s in enumerate(servers):  # lines 4-9
+        for i, s in enumerate(servers):
             c = count[s]
-            if c > max_task:
-                if c > 1:  # lines 21-23: max_task > 1 whatever the other servers hold
-                    if self.replicate_probe_defect:
-                        return False, servers, servers
+            if c:
+                if c > 1:  # lines 21-23
                     # Admission needs every server below two tasks, so waiting on the most
                     # crowded one suffices (when it drains, all others are looked at afresh).
-                    return False, (_most_crowded(count, servers),), ()
-                max_task = c
-                first = i
-        if max_task == 0:
-            return True, (), ()  # lines 10-12
+                    crowded = _most_crowded(count, servers)
+                    if self.replicate_probe_defect:
+                        return False, servers, servers, crowded, 2
+                    return False, (crowded,), (), crowded, 2
+                if first < 0:
+                    first = i
+        if first < 0:
+            return _ADMIT  # lines 10-12
         (old,) = sim.comm_on_server[servers[first]]
         m_old = sim.comm_remaining_bytes(old)  # line 14: no side effect
         if self.replicate_probe_defect:
             sim.mark_probe(old, job)
         if m_old > 0.0 and sim.message_bytes[job] / m_old < self.threshold:  # lines 15-19
-            return True, (), ()
+            return _ADMIT
         if self.replicate_probe_defect:
-            return False, servers, servers
-        return False, (servers[first],), servers[:first]
+            return False, servers, servers, 0, 0
+        return False, (servers[first],), servers[:first], 0, 0
 
 
 class SRSFn:
@@ -233,17 +245,23 @@ class SRSFn:
         self.n = int(n)
 
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool:
-        return self.decide(sim, job)[0]
+        return self.decide_hold(sim, job)[0]
 
     def decide(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
         """``(admit, dec, inc)``: a refusal stands until its most crowded server drains."""
+        return self.decide_hold(sim, job)[:3]
+
+    def decide_hold(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """:meth:`decide` plus ``(hold_server, hold_count)``: a refusal stands while its most crowded
+        server runs at least ``n`` all-reduces."""
         count = sim.comm_count
         servers = sim.job_servers[job]
         n = self.n
         for s in servers:
             if count[s] >= n:
-                return False, (_most_crowded(count, servers),), ()
-        return True, (), ()
+                crowded = _most_crowded(count, servers)
+                return False, (crowded,), (), crowded, n
+        return _ADMIT
 
 
 def make_comm_rule(name: str, model: AllReduceContentionModel, *,

@@ -15,7 +15,7 @@ so a policy name is ``"<order>+<rule>"``, e.g. ``fifo+pack``, ``srsf+ls``.
 
 from __future__ import annotations
 
-import bisect
+import heapq
 
 import numpy as np
 
@@ -62,27 +62,36 @@ class ClassicPolicy:
         if key is None:
             key = priority_key(sim, self.order).tolist()
         self._key = list(key)
-        # Jobs by rank (key, then index). The queue is kept as a sorted list of ranks: arrivals come
-        # in job-index order and started jobs are dropped lazily, so no per-call sort of the queue.
+        # Jobs by rank (key, then index). Queued jobs are kept in one min-heap of ranks per GPU
+        # demand: a scheduling pass merges the heads of the demands that fit the free GPUs, so it
+        # costs O(demand sizes × starts · log n) instead of a walk over the whole queue.
         order = np.lexsort((np.arange(w.num_jobs), np.asarray(self._key, dtype=np.float64)))
         rank = np.empty(w.num_jobs, dtype=np.int64)
         rank[order] = np.arange(w.num_jobs)
         self._rank = rank.tolist()
         self._job_by_rank = order.tolist()
-        self._ranked: list[int] = []
+        self._by_demand: dict[int, list[int]] = {}
+        self._demands: list[tuple[int, list[int]]] = []  # (G, heap of ranks), ascending G
         self._seen = 0
+
+    def _sync(self, sim: Simulator) -> None:
+        """Add the jobs that arrived since the last call to their demand's heap."""
+        state, rank, gpus = sim.state, self._rank, self._gpus
+        for job in range(self._seen, sim.num_arrived):
+            if state[job] != QUEUED:
+                continue
+            heap = self._by_demand.get(gpus[job])
+            if heap is None:
+                heap = self._by_demand[gpus[job]] = []
+                self._demands = sorted(self._by_demand.items())
+            heapq.heappush(heap, rank[job])
+        self._seen = sim.num_arrived
 
     def priority_queue(self, sim: Simulator) -> list[int]:
         """Queued jobs in the order this policy tries them (ties by arrival/index)."""
         if self.order == "fifo":
             return list(sim.queue)
-        ranked = self._ranked
-        for job in range(self._seen, sim.num_arrived):
-            bisect.insort(ranked, self._rank[job])
-        self._seen = sim.num_arrived
-        state, by_rank = sim.state, self._job_by_rank
-        ranked[:] = [r for r in ranked if state[by_rank[r]] == QUEUED]
-        return [by_rank[r] for r in ranked]
+        return sorted(sim.queue, key=self._rank.__getitem__)
 
     def schedule(self, sim: Simulator) -> None:
         if self.order == "fifo":
@@ -94,11 +103,34 @@ class ClassicPolicy:
                     return
                 sim.start(job, ids)
             return
-        gpus = self._gpus
-        for job in self.priority_queue(sim):
-            if sim.num_free == 0:
-                return
-            if gpus[job] <= sim.num_free:
-                ids = self.rule(sim, job, self._rng)
-                if ids is not None:
+        # Queued jobs in rank order, skipping those that need more GPUs than are free then (the
+        # free count only falls during a pass, so a skipped job would be skipped again).
+        self._sync(sim)
+        state, by_rank, rule, rng = sim.state, self._job_by_rank, self.rule, self._rng
+        pop = heapq.heappop
+        refused: list[tuple[list[int], int]] = []  # fitting jobs the rule did not place (not retried)
+        try:
+            while True:
+                free = sim.num_free
+                if free == 0:
+                    return
+                best_rank, best_heap = -1, None
+                for demand, heap in self._demands:
+                    if demand > free:
+                        break
+                    while heap and state[by_rank[heap[0]]] != QUEUED:
+                        pop(heap)  # started (or removed) since it was queued
+                    if heap and (best_heap is None or heap[0] < best_rank):
+                        best_rank, best_heap = heap[0], heap
+                if best_heap is None:
+                    return
+                pop(best_heap)
+                job = by_rank[best_rank]
+                ids = rule(sim, job, rng)
+                if ids is None:
+                    refused.append((best_heap, best_rank))
+                else:
                     sim.start(job, ids)
+        finally:
+            for heap, r in refused:
+                heapq.heappush(heap, r)

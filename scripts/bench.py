@@ -13,6 +13,13 @@ Run ``python scripts/bench.py [--quick] [--json PATH]`` or ``ddl-gym bench [--qu
     simulator reports about 180-390 jobs/s without any network model.
 (c) how the simulation cost grows with cluster size (64 .. 4,096 GPUs) and job count
     (1k .. 100k jobs).
+(d) every classic policy family (fifo/sjf/srsf × every placement rule of ``ddl_gym.placement``):
+    a scaling table of jobs/CPU-s (jobs × GPUs, offered load 0.9; goal >= 20,000 jobs/s at
+    100k jobs on 1,024 GPUs, growth n·log n), and fifo+pack at 100k jobs on 65,536 GPUs.
+(e) peak RSS of 10^6 jobs with contention on 1,024 GPUs (fifo+pack, load 0.9), measured in a
+    child process with ``resource.getrusage`` (goal < 500 MB).
+(f) the task-level engine (``scripts/bench_tasklevel.py``) and, if present, the env benchmark
+    (``scripts/bench_env.py``), each through its ``run(quick)`` / ``format_report``.
 
 Single-process rates are given per wall-clock second and per CPU second of this process
 (``time.process_time``); the CPU figure is the one to compare on a shared, busy machine.
@@ -187,21 +194,108 @@ def philly_jobs_per_second() -> dict[str, float] | str:
     return figures
 
 
-# ============================================================================ report
-def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9) -> dict[str, Any]:
-    """All figures as a dict (see the module docstring)."""
-    env_steps = 3_000 if quick else 30_000
-    report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine()}
-    try:
-        report["env"] = env_steps_per_second(steps=env_steps)
-        report["subproc2"] = subproc_steps_per_second(steps=env_steps // 2)
-    except ImportError as exc:  # a broken install is worth a note, not a crash
-        report["env_note"] = f"env unavailable: {exc}"
-    report["cartpole"] = cartpole_steps_per_second(steps=20_000 if quick else 200_000)
-    if "env" in report:
-        report["env_to_cartpole_cpu"] = report["env"]["per_cpu_s"] / report["cartpole"]["per_cpu_s"]
-        report["env_to_cartpole_wall"] = report["env"]["per_s"] / report["cartpole"]["per_s"]
+# ============================================================================ (d) families, (e) memory
+ORDERS = ("fifo", "sjf", "srsf")
+PLACEMENTS = ("pack", "ff", "ls", "rand", "spread", "ca")
+FAMILY_GOAL = 20_000  # jobs per CPU-second
+RSS_GOAL_MB = 500
 
+
+def family_scaling(quick: bool, load: float = 0.9, policies: Sequence[str] | None = None) -> dict[str, Any]:
+    """jobs/CPU-s of every classic policy over a (GPUs × jobs) grid; workloads shared across policies."""
+    policies = list(policies or [f"{o}+{p}" for o in ORDERS for p in PLACEMENTS])
+    gpus_grid = (256, 1024) if quick else (1024, 16_384)
+    jobs_grid = (2_000, 20_000) if quick else (10_000, 100_000)
+    cells: dict[str, list[dict[str, float]]] = {p: [] for p in policies}
+    for gpus in gpus_grid:
+        for jobs in jobs_grid:
+            case = synthetic_case(gpus, jobs, load=load)
+            for policy in policies:
+                figures = simulate_jobs_per_second(*case, policy=policy)
+                cells[policy].append({k: figures[k] for k in ("gpus", "jobs", "cpu_seconds", "jobs_per_cpu_s")})
+                print(f"  {policy} {jobs:,} jobs {gpus:,} GPUs: {figures['jobs_per_cpu_s']:,.0f} jobs/CPU-s",
+                      file=sys.stderr, flush=True)
+    big = {"gpus": 65_536 if not quick else 16_384, "jobs": 100_000 if not quick else 20_000}
+    pack = simulate_jobs_per_second(*synthetic_case(big["gpus"], big["jobs"], load=load), policy="fifo+pack")
+    return {"load": load, "gpus_grid": list(gpus_grid), "jobs_grid": list(jobs_grid), "cells": cells,
+            "fifo_pack_big": pack}
+
+
+_RSS_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, {scripts!r})
+import bench
+case = bench.synthetic_case({gpus}, {jobs}, load={load})
+rss_workload = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+figures = bench.simulate_jobs_per_second(*case, policy={policy!r})
+print(json.dumps({{"rss_workload_kb": rss_workload, "rss_peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "jobs_per_cpu_s": figures["jobs_per_cpu_s"], "cpu_seconds": figures["cpu_seconds"]}}))
+"""
+
+
+def peak_rss(jobs: int, gpus: int = 1024, load: float = 0.9, policy: str = "fifo+pack") -> dict[str, Any]:
+    """Peak resident memory (MB) of a child process that builds and simulates the workload."""
+    import subprocess
+
+    code = _RSS_CHILD.format(scripts=str(Path(__file__).resolve().parent), gpus=gpus, jobs=jobs, load=load, policy=policy)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"jobs": jobs, "error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"jobs": jobs, "gpus": gpus, "policy": policy, "peak_mb": out["rss_peak_kb"] / 1024,
+            "after_workload_mb": out["rss_workload_kb"] / 1024, "jobs_per_cpu_s": out["jobs_per_cpu_s"]}
+
+
+def _sub_bench(name: str, quick: bool) -> tuple[Any, dict[str, Any]] | str:
+    """``scripts/<name>.py``'s module and ``run(quick)``, or why it was skipped."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    if not path.exists():
+        return f"skipped: {path.name} not present"
+    spec = importlib.util.spec_from_file_location(f"ddl_gym_{name}", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    assert spec is not None and spec.loader is not None
+    spec.loader.exec_module(module)
+    return module, module.run(quick)
+
+
+# ============================================================================ report
+def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
+        sections: Sequence[str] = ("env", "engine", "families", "memory", "tasklevel", "bench_env")) -> dict[str, Any]:
+    """All figures as a dict (see the module docstring); ``sections`` picks the parts to run."""
+    report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine(),
+                              "sections": list(sections)}
+    if "env" in sections or "engine" in sections:
+        report.update(_run_env_engine(quick, load, saturated_load, sections))
+    if "families" in sections:
+        report["families"] = family_scaling(quick, saturated_load)
+    if "memory" in sections:
+        report["memory"] = peak_rss(100_000 if quick else 1_000_000, load=saturated_load)
+    for name in ("tasklevel", "bench_env"):
+        if name in sections:
+            sub = _sub_bench("bench_tasklevel" if name == "tasklevel" else name, quick)
+            report[name] = sub if isinstance(sub, str) else sub[1]
+            if not isinstance(sub, str):
+                report[f"{name}_text"] = sub[0].format_report(sub[1])
+    return report
+
+
+def _run_env_engine(quick: bool, load: float, saturated_load: float, sections: Sequence[str]) -> dict[str, Any]:
+    report: dict[str, Any] = {}
+    if "env" in sections:
+        env_steps = 3_000 if quick else 30_000
+        try:
+            report["env"] = env_steps_per_second(steps=env_steps)
+            report["subproc2"] = subproc_steps_per_second(steps=env_steps // 2)
+        except ImportError as exc:  # a broken install is worth a note, not a crash
+            report["env_note"] = f"env unavailable: {exc}"
+        report["cartpole"] = cartpole_steps_per_second(steps=20_000 if quick else 200_000)
+        if "env" in report:
+            report["env_to_cartpole_cpu"] = report["env"]["per_cpu_s"] / report["cartpole"]["per_cpu_s"]
+            report["env_to_cartpole_wall"] = report["env"]["per_s"] / report["cartpole"]["per_s"]
+    if "engine" not in sections:
+        return report
     report["philly"] = "skipped in --quick" if quick else philly_jobs_per_second()
     big_jobs = 20_000 if quick else 100_000
     report["synthetic"] = [
@@ -222,8 +316,59 @@ def _fmt(x: float) -> str:
 def format_report(report: dict[str, Any]) -> str:
     """Markdown tables of :func:`run`'s figures."""
     lines = [f"# ddl-gym benchmark{' (quick)' if report['quick'] else ''}", "",
-             f"Python {report['python']} on {report['machine']}.", "",
-             "## (a) Environment steps per second (default scenario, random valid actions)", "",
+             f"Python {report['python']} on {report['machine']}."]
+    if "cartpole" in report:
+        lines += ["", *_format_env(report)]
+    if "synthetic" in report:
+        lines += ["", *_format_engine(report)]
+    if "families" in report:
+        lines += ["", *_format_families(report["families"])]
+    if "memory" in report:
+        lines += ["", *_format_memory(report["memory"])]
+    for name, title in (("tasklevel", "task-level engine"), ("bench_env", "env")):
+        if name in report:
+            lines += ["", report.get(f"{name}_text") or f"## {title}: {report[name]}"]
+    return "\n".join(lines)
+
+
+def _format_families(fam: dict[str, Any]) -> list[str]:
+    gpus_grid, jobs_grid = fam["gpus_grid"], fam["jobs_grid"]
+    head = [f"{g:,} GPUs × {j:,} jobs" for g in gpus_grid for j in jobs_grid]
+    lines = [f"## (d) Classic policy families: jobs/CPU-s (CPU seconds), offered load {fam['load']}", "",
+             "| policy | " + " | ".join(head) + " | growth ×jobs (per GPU size) |",
+             "|---" + "|---:" * (len(head) + 1) + "|"]
+    goal_cells = []
+    for policy, cells in fam["cells"].items():
+        by = {(c["gpus"], c["jobs"]): c for c in cells}
+        text = [f"{_fmt(by[(g, j)]['jobs_per_cpu_s'])} ({by[(g, j)]['cpu_seconds']:.1f} s)" for g in gpus_grid for j in jobs_grid]
+        # CPU time ratio when jobs grow ×10: n·log n gives about 10·log(10n)/log(n) (~12), n² gives 100.
+        growth = [by[(g, jobs_grid[-1])]["cpu_seconds"] / max(by[(g, jobs_grid[0])]["cpu_seconds"], 1e-9) for g in gpus_grid]
+        lines.append(f"| {policy} | " + " | ".join(text) + " | " + ", ".join(f"×{x:.1f}" for x in growth) + " |")
+        if (1024, 100_000) in by:
+            goal_cells.append((policy, by[(1024, 100_000)]["jobs_per_cpu_s"]))
+    big = fam["fifo_pack_big"]
+    lines += ["", f"fifo+pack, {big['jobs']:,} jobs on {big['gpus']:,} GPUs: {_fmt(big['jobs_per_cpu_s'])} jobs/CPU-s "
+                  f"({'meets' if big['jobs_per_cpu_s'] >= FAMILY_GOAL else 'below'} the goal of >= {FAMILY_GOAL:,})."]
+    if goal_cells:
+        below = [p for p, v in goal_cells if v < FAMILY_GOAL]
+        lines.append(f"At 100,000 jobs on 1,024 GPUs: {len(goal_cells) - len(below)} of {len(goal_cells)} policies meet "
+                     f">= {FAMILY_GOAL:,} jobs/CPU-s" + (f"; below: {', '.join(below)}." if below else "."))
+    lines.append(f"(×jobs growth: CPU seconds at {jobs_grid[-1]:,} jobs ÷ at {jobs_grid[0]:,}; "
+                 f"n·log n predicts about ×{jobs_grid[-1] / jobs_grid[0] * 1.25:.0f}, n² ×{(jobs_grid[-1] / jobs_grid[0]) ** 2:.0f}.)")
+    return lines
+
+
+def _format_memory(mem: dict[str, Any]) -> list[str]:
+    if "error" in mem:
+        return [f"## (e) Memory: {mem['jobs']:,} jobs failed: {mem['error']}"]
+    verdict = "meets" if mem["peak_mb"] < RSS_GOAL_MB else "above"
+    return [f"## (e) Memory: {mem['jobs']:,} jobs with contention on {mem['gpus']:,} GPUs ({mem['policy']}, child process)", "",
+            f"Peak RSS {mem['peak_mb']:,.0f} MB ({mem['after_workload_mb']:,.0f} MB after building the workload), "
+            f"{_fmt(mem['jobs_per_cpu_s'])} jobs/CPU-s: {verdict} the goal of < {RSS_GOAL_MB} MB."]
+
+
+def _format_env(report: dict[str, Any]) -> list[str]:
+    lines = ["## (a) Environment steps per second (default scenario, random valid actions)", "",
              "| environment | steps/s (wall) | steps/CPU-s |", "|---|---:|---:|"]
     if "env" in report:
         env = report["env"]
@@ -240,8 +385,11 @@ def format_report(report: dict[str, Any]) -> str:
         verdict = "meets" if ratio >= 1 / 6 else "below"
         lines += ["", f"DDLCluster-v0 / CartPole-v1 = {ratio:.3f} per CPU-second "
                       f"({report['env_to_cartpole_wall']:.3f} wall): {verdict} the goal of >= 1/6 = 0.167."]
+    return lines
 
-    lines += ["", "## (b) Simulated jobs per second, fifo+pack, contention model on", "",
+
+def _format_engine(report: dict[str, Any]) -> list[str]:
+    lines = ["## (b) Simulated jobs per second, fifo+pack, contention model on", "",
               "| workload | GPUs | jobs | jobs/s (wall) | jobs/CPU-s | GPU alloc util | avg queue (s) | avg slowdown |",
               "|---|---:|---:|---:|---:|---:|---:|---:|"]
 
@@ -270,7 +418,7 @@ def format_report(report: dict[str, Any]) -> str:
     for gpus in gpus_axis:
         cells = [f"{_fmt(cell[(gpus, j)]['jobs_per_cpu_s'])} ({cell[(gpus, j)]['cpu_seconds']:.2f} s)" for j in jobs_axis]
         lines.append(f"| {gpus:,} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -279,8 +427,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--load", type=float, default=0.7, help="steady offered load of synthetic workloads (0.7)")
     parser.add_argument("--saturated-load", type=float, default=0.9, help="saturated offered load (0.9)")
+    parser.add_argument("--sections", default="env,engine,families,memory,tasklevel,bench_env",
+                        help="comma-separated parts to run (env, engine, families, memory, tasklevel, bench_env)")
     args = parser.parse_args(argv)
-    report = run(quick=args.quick, load=args.load, saturated_load=args.saturated_load)
+    sections = [x.strip() for x in args.sections.split(",") if x.strip()]
+    unknown = sorted(set(sections) - {"env", "engine", "families", "memory", "tasklevel", "bench_env"})
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)}")
+    report = run(quick=args.quick, load=args.load, saturated_load=args.saturated_load, sections=sections)
     print(format_report(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -1,12 +1,18 @@
-"""Job-level engine throughput of two source trees, measured alternately in one run.
+"""Job-level engine throughput of two source trees, measured in one run.
 
-Usage: ``python scripts/bench_engine_compare.py OLD_TREE NEW_TREE [--repeats 5] [--jobs 50000]``
+Usage::
+
+    python scripts/bench_engine_compare.py OLD_TREE NEW_TREE [--repeats 5] [--jobs 50000]
+    python scripts/bench_engine_compare.py OLD_TREE NEW_TREE --instructions [--jobs 8000]
 
 Each measurement runs in a fresh subprocess with ``PYTHONPATH=<tree>`` (the tree's own
-``scripts/bench.py`` builds the case), alternating old/new so machine load affects both alike.
-Prints simulated jobs per CPU-second, min/median/max per tree and case, and new/old of the medians.
-(A tree whose ``baselines``/``agents`` folders are not installed needs ``ddl_gym/baselines`` and
-``ddl_gym/agents`` symlinks to them.)
+``scripts/bench.py`` builds the case). Timing mode alternates old/new so machine load affects both
+alike, and prints simulated jobs per CPU-second (min/median/max) and new/old of the medians.
+``--instructions`` counts executed instructions with valgrind's callgrind instead, which does not
+depend on machine load: it runs each case at ``jobs/4`` and ``jobs`` jobs and reports the
+difference per job (start-up and imports cancel), and new/old of those.
+(A checkout whose ``baselines``/``agents`` folders are not installed needs ``ddl_gym/baselines``
+and ``ddl_gym/agents`` symlinks to them.)
 """
 
 from __future__ import annotations
@@ -37,13 +43,39 @@ def measure(tree: str, policy: str, gpus: int, load: float, jobs: int) -> float:
     return float(json.loads(out.stdout.strip().splitlines()[-1])["jobs_per_cpu_s"])
 
 
+def instructions(tree: str, policy: str, gpus: int, load: float, jobs: int) -> int:
+    """Instructions callgrind counts for one run (whole process)."""
+    import re
+    import tempfile
+
+    env = dict(os.environ, PYTHONPATH=tree)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,
+                              "-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)],
+                             env=env, capture_output=True, text=True, check=True, cwd=tmp)
+    return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=50_000)
+    parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
     args = parser.parse_args(argv)
+    if args.instructions:
+        print("| case | old instructions/job | new instructions/job | new/old |")
+        print("|---|---:|---:|---:|")
+        small = max(1, args.jobs // 4)
+        for policy, gpus, load in CASES:
+            per_job = []
+            for tree in (args.old, args.new):
+                delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, policy, gpus, load, small)
+                per_job.append(delta / (args.jobs - small))
+            print(f"| {policy}, {gpus} GPUs, load {load}, {small:,}->{args.jobs:,} jobs | {per_job[0]:,.0f} | "
+                  f"{per_job[1]:,.0f} | {per_job[1] / per_job[0]:.3f} |", flush=True)
+        return 0
     print(f"| case | old jobs/CPU-s (min/med/max) | new jobs/CPU-s (min/med/max) | new/old (medians) |")
     print("|---|---|---|---|")
     for policy, gpus, load in CASES:

@@ -291,3 +291,32 @@ def test_advance_stops_at_the_requested_time() -> None:
     assert sim.advance(until_s=TC / 2) is False
     assert sim.now <= TC / 2 and sim.num_done == 0
     assert sim.advance() is True and sim.num_done == 2
+
+
+def test_plain_admission_function_works_like_the_rule_object() -> None:
+    """A bare ``rule(sim, job) -> bool`` (no ``decide``) is asked at every change; SRSF(1) by hand."""
+    cluster, wl, model = random_instance(5)
+
+    def srsf1(sim: TaskLevelSimulator, job: int) -> bool:
+        return all(sim.comm_count[s] < 1 for s in sim.job_servers[job])
+
+    finishes = []
+    for comm in (srsf1, SRSFn(1)):
+        sim = TaskLevelSimulator(cluster, wl, model, placement=first_fit_placement, comm_admission=comm, debug=True)
+        finishes.append(sim.run().finish)
+    np.testing.assert_array_equal(finishes[0], finishes[1])
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_decide_hold_guarantee_is_a_refusal_while_the_server_stays_crowded(n: int) -> None:
+    """SRSF(n)'s hold: refused with (s, n) means every state with >= n tasks on s refuses too."""
+    sim = two_allreduce_sim(100.0, 300.0, SRSFn(n))
+    sim.advance(until_s=0.0)
+    sim.job_servers[0] = sim.job_servers[1] = (0, 1)
+    for counts in ([n, 0], [n, n + 1], [n + 2, 0]):
+        sim.comm_count[:] = counts
+        admit, dec, inc, hold_server, hold_count = SRSFn(n).decide_hold(sim, 0)
+        assert not admit and hold_server in dec and hold_count == n
+        assert sim.comm_count[hold_server] >= hold_count
+    sim.comm_count[:] = [n - 1, n - 1]
+    assert SRSFn(n).decide_hold(sim, 0)[0] is True

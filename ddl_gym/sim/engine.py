@@ -274,7 +274,7 @@ class Simulator:
             ids, servers, counts = self._resolve_gpu_ids(job, placement)
             amounts = None
         self._occupy(job, ids, servers, counts, placement if isinstance(placement, Allocation) else None, amounts)
-        self.queue.remove(job)
+        self._dequeue(job)
         self.running[job] = None
         self.state[job] = RUNNING
         if self.start_time[job] != self.start_time[job]:  # NaN: first start (a restart keeps it)
@@ -440,7 +440,7 @@ class Simulator:
         self._require("reject", job)
         if not 0 <= job < self._n or self.state[job] != QUEUED:
             raise SimulationError(f"job {job} cannot be rejected: it is not in the queue (state {self._state_name(job)})")
-        self.queue.remove(job)
+        self._dequeue(job)
         self.state[job] = REJECTED
         self.num_rejected += 1
         self._weight_in_system -= self._weight[job]
@@ -593,6 +593,16 @@ class Simulator:
         return True
 
     # ------------------------------------------------------------------ internals
+    def _dequeue(self, job: int) -> None:
+        """Remove ``job`` from the queue, which is kept in index (= arrival) order: a binary search,
+        not ``list.remove``'s scan from the head (quadratic when SJF/SRSF start jobs deep in a long queue)."""
+        queue = self.queue
+        i = bisect.bisect_left(queue, job)
+        if i < len(queue) and queue[i] == job:
+            del queue[i]
+        else:  # pragma: no cover - only if someone reordered the public queue list
+            queue.remove(job)
+
     def _state_name(self, job: int) -> str:
         if not 0 <= job < self.workload.num_jobs:
             return "no such job"

@@ -67,6 +67,15 @@ Engine (decisions):
   win SRSF at the next task boundary (priorities only fall while a job runs, so a loser keeps
   losing until its own remaining service falls — then it is checked again), or another
   multi-server job is placed on one of its servers.
+* Compute times are at least 1 ns: a model whose ``t_f`` or ``t_b`` rounds to 0 ns is rejected
+  with a :class:`ConfigError` naming the model and the field (a zero-duration task has no place
+  in the DAG model, and an iteration of zero time would never let the clock move on).
+* Bookkeeping that keeps the cost per decision point low without changing any decision: per GPU
+  the set of resident workers with a ready task (the compute pass and the cohort checks look only
+  there, not at every resident); a running all-reduce is re-rated only when its ``k`` can change;
+  a refusal that a rule guarantees to stand while a server stays crowded (``decide_hold``) is not
+  asked again until it drains. ``tests/test_tasklevel_golden.py`` checks the schedules against
+  digests recorded before these changes.
 * Optional replication of the authors' simulator defect (``probe_defect=True``, see
   :meth:`TaskLevelSimulator.mark_probe`): there AdaDUAL's check of the running transfer's remaining
   size also advances that transfer, so it moves ``1 + p`` times as fast while ``p`` refused jobs
@@ -81,7 +90,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -110,11 +119,13 @@ class _Cohort:
     (``t_c``, plus the all-reduce for a closed-form multi-server gang, ``comm_ns``), ``whole``
     (covers whole iterations), ``end``, ``cut`` (pending cut time or -1), ``version`` (event
     validity), ``active``, ``hold``/``holding`` (multi-server gang that keeps its GPUs over its
-    simulated all-reduce).
+    simulated all-reduce), ``pending`` (held and its next iteration ready to restart at this
+    instant: its workers are ready but kept out of the per-GPU ready sets, as nobody else can
+    take those GPUs unless it is released).
     """
 
     __slots__ = ("job", "size", "workers", "gpus", "t0", "origin", "phase0", "iter0", "period", "comm_ns",
-                 "whole", "end", "work0", "cut", "version", "active", "hold", "holding")
+                 "whole", "end", "work0", "cut", "version", "active", "hold", "holding", "pending")
 
 
 class InvariantError(AssertionError):
@@ -134,6 +145,10 @@ class CommAdmission(Protocol):
 
     * ``decide(sim, job) -> (admit, dec, inc)``: the answer plus, for a refusal, the servers on
       which a task ending (``dec``) or starting (``inc``) could change it;
+    * ``decide_hold(sim, job) -> (admit, dec, inc, hold_server, hold_count)``: ``decide`` plus,
+      for a refusal, a guarantee: it stands as long as ``comm_count[hold_server] >= hold_count``
+      whatever else changes (``hold_count = 0``: none). ``hold_server`` must be in ``dec``. The
+      engine then skips asking again while the guarantee holds (same answers, fewer calls);
     * ``reconsider_on_server_change_only = True``: a refusal can only turn into an admission after
       a task starts or ends on one of the job's servers (then refused jobs are re-asked only then);
     * ``admits_when_idle = True``: an all-reduce with no other task on its servers is always
@@ -233,6 +248,17 @@ class TaskLevelSimulator:
         self.tf: list[int] = [int(round(p.forward_s * NS_PER_S)) for p in prof]
         self.tb: list[int] = [int(round(p.backward_s * NS_PER_S)) for p in prof]
         self.tc: list[int] = [f + b for f, b in zip(self.tf, self.tb)]
+        for i in range(n):
+            if self.tf[i] < 1 or self.tb[i] < 1:
+                # Decision: a compute task of zero duration has no place in the paper's DAG model
+                # (Table III measures t_f, t_b > 0) and would make an iteration take no time (the
+                # closed forms divide by t_c), so it is rejected at input rather than simulated.
+                p = prof[i]
+                field, value = ("forward_s", p.forward_s) if self.tf[i] < 1 else ("backward_s", p.backward_s)
+                raise ConfigError(
+                    f"model profile {p.name!r} (job {int(workload.job_id[i])}): {field} = {value!r} s rounds to 0 ns; "
+                    "the task-level engine needs forward_s and backward_s of at least 1 ns"
+                )
         self.message_bytes: list[float] = [float(p.gradient_bytes) for p in prof]
         self.mem_mb: list[float] = [float(p.gpu_memory_mb) for p in prof]
         too_big = [i for i in range(n) if self.mem_mb[i] > cluster.gpu_memory_mb]
@@ -271,6 +297,8 @@ class TaskLevelSimulator:
         self.cur_worker = [-1] * self.num_gpus
         self.gpu_version = [0] * self.num_gpus
         self.cohort_of_gpu: list[_Cohort | None] = [None] * self.num_gpus  # fast path
+        # Per GPU, {job: worker} of the resident workers whose next task is ready (FW/BW_READY).
+        self._ready: list[dict[int, int]] = [{} for _ in range(self.num_gpus)]
 
         # Communication state.
         self.comm_count: list[int] = [0] * self.num_servers
@@ -292,8 +320,13 @@ class TaskLevelSimulator:
         # Waiting jobs registered per server: reconsider when a task ends (dec) / starts (inc) there.
         self._wait_dec: list[set[int]] = [set() for _ in range(self.num_servers)]
         self._wait_inc: list[set[int]] = [set() for _ in range(self.num_servers)]
-        self._comm_watching: list[tuple[tuple[int, ...], tuple[int, ...]]] = [((), ())] * n
-        self._comm_decide = getattr(comm_admission, "decide", None) or self._comm_decide_plain
+        self._watch_dec: list[tuple[int, ...]] = [()] * n  # the servers each waiting job watches
+        self._watch_inc: list[tuple[int, ...]] = [()] * n
+        self._comm_decide = self._decide_function(comm_admission)
+        # A refusal that stands while server _hold_server[j] runs >= _hold_count[j] all-reduces
+        # (0: no such guarantee) is not asked again while that holds (``decide_hold``).
+        self._hold_server = [0] * n
+        self._hold_count = [0] * n
         self._comm_dirty: set[int] = set()  # waiting jobs to (re)consider at the next pass
         self._pass_round: list[tuple[int, int]] | None = None  # heap of the pass in progress
         self._pass_in_round: set[int] = set()
@@ -376,7 +409,13 @@ class TaskLevelSimulator:
         """Bytes ``job``'s running all-reduce still has to move, as of now. No side effect."""
         if job not in self.comm_running:
             raise KeyError(f"job {job} has no running all-reduce")
-        return self._comm_rem_at(job, self.now_ns)
+        bank_t = self.comm_bank_t[job]
+        per_byte = self.comm_per_byte[job]
+        t = self.now_ns
+        if t <= bank_t or per_byte == 0.0:
+            return self.comm_bank_rem[job]
+        rem = self.comm_bank_rem[job] - (t - bank_t) / per_byte
+        return rem if rem > 0.0 else 0.0
 
     def mark_probe(self, probed_job: int, prober: int) -> None:
         """Record that ``prober``'s admission check read ``probed_job``'s remaining size.
@@ -433,59 +472,73 @@ class TaskLevelSimulator:
         gpu_version = self.gpu_version
         comm_version = self.comm_version
         comm_running = self.comm_running
-        limit = math.inf if until_s is None else int(round(until_s * NS_PER_S))
-        while self.num_done < n:
-            t = heap[0][0] if heap else math.inf
-            if self._next_arrival < n and arrival[self._next_arrival] < t:
-                t = arrival[self._next_arrival]
-            if t > limit:
-                if limit > self.now_ns:
-                    self.now_ns = limit  # nothing happens in between: the clock just moves on
-                return False
-            if t == math.inf:
-                raise InvariantError(
-                    f"task-level engine stuck at t={self.now:.3f}s: {len(self.queue)} jobs queued, "
-                    f"{len(self.comm_waiting)} all-reduces waiting, nothing running"
-                )
-            if t < self.now_ns:
-                raise InvariantError(f"time went backwards: {t} < {self.now_ns}")
-            self.now_ns = t
-            stats.decision_points += 1
-            # 1. Every event at t (Alg. 3 lines 4-5): task ends, all-reduce ends, cohort ends/cuts.
-            while heap and heap[0][0] == t:
-                _, _, kind, x, ver = pop(heap)
-                stats.events += 1
-                if kind == _EV_TASK:
-                    if ver == gpu_version[x]:
-                        self._task_end(x, t)
-                elif kind == _EV_COMM:
-                    if ver == comm_version[x] and x in comm_running:
-                        self._comm_end(x, t)
-                elif ver == x.version and x.active:
-                    if x.hold and t == x.end:
-                        self._cohort_compute_end(x, t)
-                    else:
-                        self._cohort_materialise(x, t)
-            # 2. Arrivals (line 6).
-            while self._next_arrival < n and arrival[self._next_arrival] <= t:
-                j = self._next_arrival
-                self.state[j] = QUEUED
-                self.queue.append(j)
-                self._next_arrival += 1
-                self._need_placement = True
-            # 3. Placement (lines 7-14), all-reduces (15-22), compute tasks (23-31).
-            if self._need_placement:
-                self._need_placement = False
-                if self.queue:
-                    self._placement_pass(t)
-            if self._need_comm:
-                self._need_comm = False
-                if self.comm_waiting:
-                    self._comm_pass(t)
-            if self._decide or self._restart:
-                self._compute_pass(t)
-            if self.debug:
-                self.check_invariants()
+        task_end = self._task_end
+        comm_end = self._comm_end
+        cohort_compute_end = self._cohort_compute_end
+        cohort_materialise = self._cohort_materialise
+        inf = math.inf
+        limit = inf if until_s is None else int(round(until_s * NS_PER_S))
+        next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+        decision_points = 0
+        try:
+            while self.num_done < n:
+                t = heap[0][0] if heap else inf
+                if next_arrival < t:
+                    t = next_arrival
+                if t > limit:
+                    if limit > self.now_ns:
+                        self.now_ns = limit  # nothing happens in between: the clock just moves on
+                    return False
+                if t == inf:
+                    raise InvariantError(
+                        f"task-level engine stuck at t={self.now:.3f}s: {len(self.queue)} jobs queued, "
+                        f"{len(self.comm_waiting)} all-reduces waiting, nothing running"
+                    )
+                if t < self.now_ns:
+                    raise InvariantError(f"time went backwards: {t} < {self.now_ns}")
+                self.now_ns = t
+                decision_points += 1
+                # 1. Every event at t (Alg. 3 lines 4-5): task ends, all-reduce ends, cohort ends/cuts.
+                events = 0
+                while heap and heap[0][0] == t:
+                    _, _, kind, x, ver = pop(heap)
+                    events += 1
+                    if kind == _EV_TASK:
+                        if ver == gpu_version[x]:
+                            task_end(x, t)
+                    elif kind == _EV_COMM:
+                        if ver == comm_version[x] and x in comm_running:
+                            comm_end(x, t)
+                    elif ver == x.version and x.active:
+                        if x.hold and t == x.end:
+                            cohort_compute_end(x, t)
+                        else:
+                            cohort_materialise(x, t)
+                stats.events += events
+                # 2. Arrivals (line 6).
+                if next_arrival <= t:
+                    while self._next_arrival < n and arrival[self._next_arrival] <= t:
+                        j = self._next_arrival
+                        self.state[j] = QUEUED
+                        self.queue.append(j)
+                        self._next_arrival += 1
+                        self._need_placement = True
+                    next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+                # 3. Placement (lines 7-14), all-reduces (15-22), compute tasks (23-31).
+                if self._need_placement:
+                    self._need_placement = False
+                    if self.queue:
+                        self._placement_pass(t)
+                if self._need_comm:
+                    self._need_comm = False
+                    if self.comm_waiting:
+                        self._comm_pass(t)
+                if self._decide or self._restart:
+                    self._compute_pass(t)
+                if self.debug:
+                    self.check_invariants()
+        finally:
+            stats.decision_points += decision_points
         if self.debug:
             self.check_invariants(final=True)
         return True
@@ -539,6 +592,7 @@ class TaskLevelSimulator:
         for w, g in enumerate(ids):
             self.gpu_mem_free[g] -= mem
             self.residents[g].append((job, w))
+            self._ready[g][job] = w
             self._became_ready(g, job, t)
 
     def _comm_pass(self, t: int) -> None:
@@ -548,8 +602,13 @@ class TaskLevelSimulator:
         marks = self._probe_marks
         decide = self._comm_decide
         waiting = self.comm_waiting
-        watching = self._comm_watching
         lazy = self._lazy_comm
+        hold_server = self._hold_server
+        hold_count = self._hold_count
+        comm_count = self.comm_count
+        watch_dec = self._watch_dec
+        watch_inc = self._watch_inc
+        heappop = heapq.heappop
         todo = self._comm_dirty if lazy else set(waiting)
         self._comm_dirty = set()
         while todo:
@@ -557,29 +616,36 @@ class TaskLevelSimulator:
             # admission. A job whose inputs did not change since it was last refused is skipped (its
             # answer is still no); one whose watched server an admission touches is (re)considered
             # in this round if it comes later in the order, else in the next round at this instant.
-            heap = [(R[j], j) for j in todo if j in waiting]
+            in_round = todo if waiting.issuperset(todo) else todo & waiting
+            heap = [(R[j], j) for j in in_round]
             if len(heap) > 1:
                 heapq.heapify(heap)
             self._pass_round = heap
-            in_round = self._pass_in_round = {j for _, j in heap}
+            self._pass_in_round = in_round
             self._pass_next = set()
             while heap:
-                key = heapq.heappop(heap)
+                key = heappop(heap)
                 job = key[1]
                 in_round.discard(job)
-                self._pass_key = key
                 if marks:
                     marks.pop(job, None)
-                admit, dec, inc = decide(self, job)
+                m = hold_count[job]
+                if m and comm_count[hold_server[job]] >= m:
+                    continue  # the rule's last refusal still stands (its guarantee), no need to ask
+                admit, dec, inc, hs, hm = decide(self, job)
                 if admit:
                     if marks:
                         marks.pop(job, None)
                     waiting.discard(job)
-                    self._comm_rewatch(job, (), ())
+                    hold_count[job] = 0
+                    if watch_dec[job] or watch_inc[job]:
+                        self._comm_rewatch(job, (), ())
+                    self._pass_key = key
                     self._start_comm(job, t)
-                elif lazy:
-                    old = watching[job]
-                    if old[0] != dec or old[1] != inc:
+                else:
+                    hold_server[job] = hs
+                    hold_count[job] = hm
+                    if lazy and (watch_dec[job] != dec or watch_inc[job] != inc):
                         self._comm_rewatch(job, dec, inc)
             todo = self._pass_next
             if not lazy and todo:
@@ -588,29 +654,47 @@ class TaskLevelSimulator:
         if self.probe_defect:
             self._apply_probe_defect(t)
 
-    def _comm_decide_plain(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
-        """Admission by a plain ``rule(sim, job) -> bool``: a refusal watches every server."""
-        servers = self.job_servers[job]
-        if self.comm_admission(self, job):
-            return True, (), ()
-        return False, servers, servers
+    @staticmethod
+    def _decide_function(rule: CommAdmission) -> Callable[[TaskLevelSimulator, int], tuple[bool, tuple[int, ...], tuple[int, ...], int, int]]:
+        """``f(sim, job) -> (admit, dec, inc, hold_server, hold_count)`` from whatever the rule offers."""
+        decide_hold = getattr(rule, "decide_hold", None)
+        if decide_hold is not None:
+            return decide_hold
+        decide = getattr(rule, "decide", None)
+        if decide is not None:
+            def with_decide(sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+                admit, dec, inc = decide(sim, job)
+                return admit, dec, inc, 0, 0
+
+            return with_decide
+
+        def plain(sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+            # A plain ``rule(sim, job) -> bool``: a refusal watches every server of the job.
+            servers = sim.job_servers[job]
+            if rule(sim, job):
+                return True, (), (), 0, 0
+            return False, servers, servers, 0, 0
+
+        return plain
 
     def _comm_rewatch(self, job: int, dec: tuple[int, ...], inc: tuple[int, ...]) -> None:
         """Register a refused job on the servers whose task ending (dec) / starting (inc) matters."""
-        old_dec, old_inc = self._comm_watching[job]
-        if old_dec != dec:
+        old = self._watch_dec[job]
+        if old != dec:
             wait_dec = self._wait_dec
-            for s in old_dec:
+            for s in old:
                 wait_dec[s].discard(job)
             for s in dec:
                 wait_dec[s].add(job)
-        if old_inc != inc:
+            self._watch_dec[job] = dec
+        old = self._watch_inc[job]
+        if old != inc:
             wait_inc = self._wait_inc
-            for s in old_inc:
+            for s in old:
                 wait_inc[s].discard(job)
             for s in inc:
                 wait_inc[s].add(job)
-        self._comm_watching[job] = (dec, inc)
+            self._watch_inc[job] = inc
 
     def _server_tasks_changed(self, s: int, started: bool) -> None:
         """An all-reduce started (``started``) or ended on server ``s``: waiting jobs may look again."""
@@ -619,7 +703,17 @@ class TaskLevelSimulator:
             return
         heap = self._pass_round
         if heap is None:
-            self._comm_dirty |= jobs
+            if started:
+                self._comm_dirty |= jobs
+                return
+            hold_server = self._hold_server
+            hold_count = self._hold_count
+            count = self.comm_count[s]
+            dirty = self._comm_dirty
+            for j in jobs:
+                m = hold_count[j]
+                if not (m and hold_server[j] == s and count >= m):  # else: its refusal still stands
+                    dirty.add(j)
             return
         R = self.R
         key = self._pass_key
@@ -642,7 +736,7 @@ class TaskLevelSimulator:
         flag = self._decide_flag
         self._decide = []
         busy = self.busy
-        residents = self.residents
+        ready = self._ready
         phase = self.phase
         R = self.R
         cohort_of_gpu = self.cohort_of_gpu
@@ -654,52 +748,77 @@ class TaskLevelSimulator:
         cur_worker = self.cur_worker
         gpu_version = self.gpu_version
         intervals = self._intervals
-        started: list[tuple[int, int, int, int]] = []
+        # Tasks started, grouped by (job, task) in order of appearance: [job, phase, workers, GPUs, end].
+        groups: dict[int, list] = {}
+        plain: list[tuple[int, int]] | None = None if self.fast else []
+        started = 0
         for g in decide:
             flag[g] = False
             if busy[g] or cohort_of_gpu[g] is not None:
                 continue
-            best = -1
-            best_r = 0
-            best_w = 0
-            for job, w in residents[g]:
-                ph = phase[job][w]
-                if ph == FW_READY or ph == BW_READY:
+            here = ready[g]
+            if not here:
+                continue
+            if len(here) == 1:
+                best = next(iter(here))
+                best_w = here[best]
+            else:
+                best = -1
+                best_r = 0
+                best_w = 0
+                for job, w in here.items():  # SRSF, ties to the lower job index (order-free)
                     r = R[job] if not cohorts[job] else self._job_R(job, t)
                     if best < 0 or r < best_r or (r == best_r and job < best):
                         best, best_r, best_w = job, r, w
-            if best < 0:
-                continue
+            del here[best]
             # Start the task (line 28).
             job_phase = phase[best]
             if job_phase[best_w] == FW_READY:
-                job_phase[best_w] = FW_RUN
+                job_phase[best_w] = ph = FW_RUN
                 end = t + tf[best]
             else:
-                job_phase[best_w] = BW_RUN
+                job_phase[best_w] = ph = BW_RUN
                 end = t + tb[best]
             if start_ns[best] < 0:
                 start_ns[best] = t
+            if intervals is not None:
+                intervals[g].append((t, end, best))
             busy[g] = True
             cur_job[g] = best
             cur_worker[g] = best_w
             gpu_version[g] += 1
-            started.append((best, best_w, g, end))
-            if intervals is not None:
-                intervals[g].append((t, end, best))
+            started += 1
+            if plain is not None:
+                plain.append((g, end))
+                continue
+            key = 2 * best + (ph == BW_RUN)
+            group = groups.get(key)
+            if group is None:
+                groups[key] = [best, ph, [best_w], [g], end]
+            else:
+                group[2].append(best_w)
+                group[3].append(g)
         if not started:
             return
-        self.stats.compute_tasks_started += len(started)
-        if self.fast:
-            self._in_compute_pass = True
-            self._form_cohorts(started, t)
-            self._in_compute_pass = False
+        self.stats.compute_tasks_started += started
         heap = self._heap
         push = heapq.heappush
-        for _, _, g, end in started:
-            if cohort_of_gpu[g] is None:  # not absorbed by a cohort: an ordinary task-end event
+        if plain is not None:
+            # Reference path: one task-end event per task, in the order the tasks started.
+            for g, end in plain:
                 self._seq += 1
                 push(heap, (end, self._seq, _EV_TASK, g, gpu_version[g]))
+            return
+        G = self.G
+        self._in_compute_pass = True
+        for job, ph, workers, gpus, _ in groups.values():
+            if len(workers) > 1 or ph == FW_RUN or G[job] == 1:
+                self._cohort_start(job, workers, gpus, t, ph)
+        self._in_compute_pass = False
+        for job, ph, workers, gpus, end in groups.values():
+            if len(workers) == 1 and ph == BW_RUN and G[job] > 1:  # not absorbed by a cohort
+                self._seq += 1
+                push(heap, (end, self._seq, _EV_TASK, gpus[0], gpu_version[gpus[0]]))
 
     # =================================================================== compute tasks
     def _task_end(self, g: int, t: int) -> None:
@@ -712,6 +831,7 @@ class TaskLevelSimulator:
         self.tasks_done[job] += 1
         if ph == FW_RUN:
             self.phase[job][w] = BW_READY
+            self._ready[g][job] = w
             self.R[job] -= self.tf[job]
         else:
             self.phase[job][w] = SYNC
@@ -742,8 +862,12 @@ class TaskLevelSimulator:
         if held is not None:
             # Its GPUs are held idle for it and nothing else waits on them: it restarts as a
             # gang in the compute pass at t, unless something else becomes ready there first.
+            held.pending = True
             self._restart.append(held)
             return
+        ready = self._ready
+        for w, g in enumerate(self.job_gpus[job]):
+            ready[g][job] = w
         cohort_of_gpu = self.cohort_of_gpu
         busy = self.busy
         flag = self._decide_flag
@@ -797,64 +921,103 @@ class TaskLevelSimulator:
         self.comm_running[job] = None
         self.stats.comm_tasks += 1
         servers = self.job_servers[job]
+        count = self.comm_count
+        on_server = self.comm_on_server
+        comm_k = self.comm_k
+        # Running all-reduces whose k (max count over their servers) rises: only those are re-rated.
+        changed = None
         for s in servers:
-            self.comm_count[s] += 1
-            self.comm_on_server[s].add(job)
+            c = count[s] + 1
+            count[s] = c
+            jobs = on_server[s]
+            for j in jobs:
+                if comm_k[j] < c:
+                    if changed is None:
+                        changed = {j}
+                    else:
+                        changed.add(j)
+            jobs.add(job)
+        wait_inc = self._wait_inc
         for s in servers:
-            self._server_tasks_changed(s, True)
-        self.comm_k[job] = 0
+            if wait_inc[s]:
+                self._server_tasks_changed(s, True)
+        comm_k[job] = 0
         self.comm_per_byte[job] = 0.0
         self.comm_bank_t[job] = t + self.a_ns
         self.comm_bank_rem[job] = self.message_bytes[job]
         self.comm_speedup[job] = 1
-        self._rerate_around(servers, t)
+        rerate = self._rerate
+        if changed is None:
+            rerate(job, t)
+        else:
+            changed.add(job)
+            for j in sorted(changed):  # job order fixes the event sequence numbers
+                rerate(j, t)
 
     def _comm_end(self, job: int, t: int) -> None:
         del self.comm_running[job]
         servers = self.job_servers[job]
+        count = self.comm_count
+        on_server = self.comm_on_server
+        comm_k = self.comm_k
+        # Running all-reduces whose k may fall (it was this server's old count): re-rated.
+        changed = None
         for s in servers:
-            self.comm_count[s] -= 1
-            self.comm_on_server[s].discard(job)
+            c = count[s]
+            count[s] = c - 1
+            jobs = on_server[s]
+            jobs.discard(job)
+            for j in jobs:
+                if comm_k[j] == c:
+                    if changed is None:
+                        changed = {j}
+                    else:
+                        changed.add(j)
+        wait_dec = self._wait_dec
         for s in servers:
-            self._server_tasks_changed(s, False)
+            if wait_dec[s]:
+                self._server_tasks_changed(s, False)
         self.comm_version[job] += 1
         self._need_comm = True
-        self._rerate_around(servers, t)
+        if changed is not None:
+            rerate = self._rerate
+            for j in sorted(changed) if len(changed) > 1 else changed:
+                rerate(j, t)
         self._iteration_done(job, t)
-
-    def _rerate_around(self, servers: tuple[int, ...], t: int) -> None:
-        affected: set[int] = set()
-        for s in servers:
-            affected |= self.comm_on_server[s]
-        for j in sorted(affected):
-            self._rerate(j, t)
 
     def _comm_rem_at(self, job: int, t: int) -> float:
         bank_t = self.comm_bank_t[job]
-        if t <= bank_t or self.comm_per_byte[job] == 0.0:
+        per_byte = self.comm_per_byte[job]
+        if t <= bank_t or per_byte == 0.0:
             return self.comm_bank_rem[job]
-        rem = self.comm_bank_rem[job] - (t - bank_t) / self.comm_per_byte[job]
+        rem = self.comm_bank_rem[job] - (t - bank_t) / per_byte
         return rem if rem > 0.0 else 0.0
 
     def _rerate(self, job: int, t: int) -> None:
         count = self.comm_count
         k = 0
         for s in self.job_servers[job]:
-            if count[s] > k:
-                k = count[s]
+            c = count[s]
+            if c > k:
+                k = c
         per_byte = (k * self.b_ns + (k - 1) * self.eta_ns) / self.comm_speedup[job]
-        if k == self.comm_k[job] and per_byte == self.comm_per_byte[job]:
+        comm_per_byte = self.comm_per_byte
+        old = comm_per_byte[job]
+        if per_byte == old and k == self.comm_k[job]:
             return
-        if self.comm_per_byte[job] != 0.0 and t > self.comm_bank_t[job]:
-            self.comm_bank_rem[job] = self._comm_rem_at(job, t)
-            self.comm_bank_t[job] = t
+        bank_t = self.comm_bank_t
+        if old != 0.0 and t > bank_t[job]:
+            rem = self.comm_bank_rem[job] - (t - bank_t[job]) / old
+            self.comm_bank_rem[job] = rem if rem > 0.0 else 0.0
+            bank_t[job] = t
         self.comm_k[job] = k
-        self.comm_per_byte[job] = per_byte
-        end = self.comm_bank_t[job] + math.ceil(self.comm_bank_rem[job] * per_byte)
+        comm_per_byte[job] = per_byte
+        end = bank_t[job] + math.ceil(self.comm_bank_rem[job] * per_byte)
         self.comm_end[job] = end
-        self.comm_version[job] += 1
+        version = self.comm_version[job] + 1
+        self.comm_version[job] = version
         self._seq += 1
-        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
+        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, version))
 
     def _apply_probe_defect(self, t: int) -> None:
         counts: dict[int, int] = {}
@@ -929,38 +1092,21 @@ class TaskLevelSimulator:
             raise InvariantError(f"cohort of job {c.job}: strict decision query inside its all-reduce at {t}")
         return t
 
-    def _form_cohorts(self, started: list[tuple[int, int, int, int]], t: int) -> None:
-        """Group the tasks started in this compute pass by (job, phase) into cohorts."""
-        groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        phase = self.phase
-        for job, w, g, _ in started:
-            key = (job, phase[job][w])
-            members = groups.get(key)
-            if members is None:
-                groups[key] = [(w, g)]
-            else:
-                members.append((w, g))
-        for (job, ph), members in groups.items():
-            if len(members) == self.G[job] or ph == FW_RUN or len(members) > 1:
-                self._cohort_start(job, members, t, ph)
-
     def _has_other_ready(self, job: int) -> bool:
-        phase = self.phase
+        """Does another job have a ready task on one of ``job``'s GPUs?"""
+        ready = self._ready
         for g in self.job_gpus[job]:
-            for other, w in self.residents[g]:
-                if other != job:
-                    p = phase[other][w]
-                    if p == FW_READY or p == BW_READY:
-                        return True
+            here = ready[g]
+            if here and (len(here) > 1 or job not in here):
+                return True
         return False
 
-    def _cohort_start(self, job: int, members: list[tuple[int, int]], t: int, running_phase: int) -> None:
-        """Workers ``members`` of ``job`` all started the same task at ``t``: run on in closed form."""
+    def _cohort_start(self, job: int, workers: list[int], gpus: list[int], t: int, running_phase: int) -> None:
+        """Workers ``workers`` (on ``gpus``) of ``job`` all started the same task at ``t``: run on in closed form."""
         tf, tc = self.tf[job], self.tc[job]
         c = _Cohort()
         c.job = job
-        size = c.size = len(members)
-        workers, gpus = zip(*members)
+        size = c.size = len(workers)
         c.workers = workers
         c.gpus = gpus
         c.t0 = t
@@ -995,6 +1141,7 @@ class TaskLevelSimulator:
         c.version = 0
         c.active = True
         c.holding = False
+        c.pending = False
         # A multi-server gang whose all-reduce must be simulated (it may be contended) keeps its
         # GPUs through the all-reduce while no other work is ready on them (see _cohort_compute_end).
         c.hold = gang and not c.whole and self.multi[job]
@@ -1016,11 +1163,11 @@ class TaskLevelSimulator:
             # Work already waiting on these GPUs lost the decision at t; it may win a later boundary.
             phase = self.phase
             residents = self.residents
+            ready = self._ready
             for g in gpus:
-                here = residents[g]
-                if len(here) == 1:
+                if not ready[g]:
                     continue
-                for other, w in here:
+                for other, w in residents[g]:  # in residence order (it fixes event sequence numbers)
                     if other != job:
                         p = phase[other][w]
                         if p == FW_READY or p == BW_READY:
@@ -1121,8 +1268,10 @@ class TaskLevelSimulator:
             self._resume_tasks(c, FW_RUN, base + tf)
         elif r == tf:
             phase = self.phase[job]
-            for w in c.workers:
+            ready = self._ready
+            for w, g in zip(c.workers, c.gpus):
                 phase[w] = BW_READY
+                ready[g][job] = w
         elif r < tc:
             self._resume_tasks(c, BW_RUN, base + tc)
         else:
@@ -1164,7 +1313,13 @@ class TaskLevelSimulator:
         """Another job wants one of the GPUs a gang holds idle: give them all back (decide now)."""
         c.active = False
         c.holding = False
-        self.held[c.job] = None
+        job = c.job
+        self.held[job] = None
+        if c.pending:  # its next iteration is ready: visible to the compute pass from now on
+            c.pending = False
+            ready = self._ready
+            for w, g in enumerate(self.job_gpus[job]):
+                ready[g][job] = w
         cohort_of_gpu = self.cohort_of_gpu
         for g in c.gpus:
             cohort_of_gpu[g] = None
@@ -1193,6 +1348,7 @@ class TaskLevelSimulator:
             c.work0 = 0
             c.cut = -1
             c.version += 1
+            c.pending = False
             self.phase[job] = [FW_RUN] * self.G[job]
             self._seq += 1
             heapq.heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
@@ -1275,6 +1431,9 @@ class TaskLevelSimulator:
                 j, w = self.cur_job[g], self.cur_worker[g]
                 if (j, w) not in self.residents[g] or self.phase[j][w] not in (FW_RUN, BW_RUN):
                     raise InvariantError(f"GPU {g} is busy with job {j} worker {w}, which is not running a task there")
+            expect = {j: w for j, w in self.residents[g] if self.phase[j][w] in (FW_READY, BW_READY)}
+            if self._ready[g] != expect:
+                raise InvariantError(f"GPU {g}: ready set {self._ready[g]} disagrees with the phases {expect}")
         counts = [0] * self.num_servers
         for j in self.comm_running:
             for s in self.job_servers[j]:
