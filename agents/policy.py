@@ -15,7 +15,15 @@ returned object follows the env-driven policy protocol of the harness::
 ``model.predict(obs, action_masks=mask, deterministic=True)``. Plain PPO never sees the mask, so
 when its greedy action is invalid it is replaced by the **first valid action** of the mask
 (``np.flatnonzero(mask)[0]`` — usually 0 = advance); ``policy.invalid_replacements`` counts how
-often that happened.
+often that happened (the harness reports it as ``invalid_actions`` in ``summary.csv``).
+
+**Security.** ``agent.zip`` (PyTorch state read by stable-baselines3) and ``vecnormalize.pkl`` (a
+Python pickle) can run arbitrary code when loaded. Load only agents from sources you trust, as
+you would run only scripts you trust.
+
+Files of the wrong kind (a CSV renamed ``.zip``, a zip that is no SB3 model, a broken or incomplete
+``agent.json``, a truncated ``vecnormalize.pkl``) raise :class:`~ddl_gym.sim.model.ConfigError`
+naming the file, never a library traceback.
 """
 
 from __future__ import annotations
@@ -33,8 +41,14 @@ from ddl_gym.sim.model import ConfigError
 KINDS = ("maskable-ppo", "ppo")
 
 
+#: Keys ``agent.json`` must hold (written by ``ddl-gym train``).
+METADATA_KEYS = ("window", "placements", "queue_order", "observation_layout", "observation_shape", "action_n")
+
+
 def _resolve(path: str | Path) -> Path:
-    path = Path(path)
+    if not str(path).strip():
+        raise ConfigError("agent spec has no path: give KIND:PATH, e.g. maskable-ppo:runs/ppo/agent.zip")
+    path = Path(str(path).strip())
     if path.is_dir():
         path = path / "agent.zip"
     if path.suffix != ".zip":
@@ -50,7 +64,17 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     sidecar = zip_path.with_suffix(".json")
     if not sidecar.exists():
         raise ConfigError(f"agent {zip_path} has no metadata sidecar {sidecar.name}; re-save it with ddl-gym train")
-    return json.loads(sidecar.read_text())
+    try:
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{sidecar}: not a valid agent metadata file ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else ''}); re-save the agent with ddl-gym train") from None
+    if not isinstance(meta, dict):
+        raise ConfigError(f"{sidecar}: agent metadata must be a JSON object, got {type(meta).__name__}")
+    missing = [k for k in METADATA_KEYS if k not in meta]
+    if missing:
+        raise ConfigError(f"{sidecar}: agent metadata lacks {', '.join(missing)}; re-save the agent with ddl-gym train")
+    return meta
 
 
 class AgentPolicy:
@@ -83,7 +107,7 @@ class AgentPolicy:
         meta = self.metadata
         checks = [
             ("window", int(meta["window"]), int(getattr(base, "window", -1))),
-            ("placements", list(meta["placements"]), list(getattr(base, "placement_names", ()))),
+            ("placements", _short_placements(meta["placements"]), _short_placements(getattr(base, "placement_names", ()))),
             ("queue_order", meta["queue_order"], getattr(base, "queue_order", None)),
             ("action_space.n", int(meta["action_n"]), int(env.action_space.n)),
             ("observation shape", list(meta["observation_shape"]), list(env.observation_space.shape)),
@@ -94,9 +118,12 @@ class AgentPolicy:
                                   f"{what}={given!r} (scenario {meta.get('scenario')!r}, servers "
                                   f"{meta['observation_layout'].get('servers')})")
         layout = {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.observation_layout.items()}
-        if layout != meta["observation_layout"]:
-            diff = sorted(k for k in set(layout) | set(meta["observation_layout"])
-                          if layout.get(k) != meta["observation_layout"].get(k))
+        trained = dict(meta["observation_layout"])
+        if "placements" in layout and "placements" in trained:  # "ca" and "contention_aware" are one rule
+            layout["placements"] = _short_placements(layout["placements"])
+            trained["placements"] = _short_placements(trained["placements"])
+        if layout != trained:
+            diff = sorted(k for k in set(layout) | set(trained) if layout.get(k) != trained.get(k))
             raise ConfigError(f"agent {self.path} observation layout differs from the env's in {', '.join(diff)}")
 
     # -------------------------------------------------------------- policy protocol
@@ -127,6 +154,28 @@ class AgentPolicy:
         return action
 
 
+def _check_model_archive(path: Path) -> None:
+    """A stable-baselines3 save is a zip holding a ``data`` entry (JSON) and the PyTorch state."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        raise ConfigError(f"{path}: not a stable-baselines3 model (not a zip archive); give the agent.zip "
+                          "written by ddl-gym train") from None
+    if "data" not in names:
+        raise ConfigError(f"{path}: not a stable-baselines3 model (the zip has no 'data' entry); give the "
+                          "agent.zip written by ddl-gym train")
+
+
+def _short_placements(names: Any) -> list[str]:
+    """Placement names in the registry's short form (``contention_aware`` -> ``ca``)."""
+    from ddl_gym.baselines.registry import PLACEMENT_SHORT_NAMES
+
+    return [PLACEMENT_SHORT_NAMES.get(str(n).lower(), str(n).lower()) for n in names]
+
+
 def load_policy(spec: str, env: Any | None = None) -> AgentPolicy:
     """``"maskable-ppo:PATH"`` or ``"ppo:PATH"`` -> :class:`AgentPolicy`.
 
@@ -141,25 +190,44 @@ def load_policy(spec: str, env: Any | None = None) -> AgentPolicy:
     kind = kind.strip().lower()
     if not sep or kind not in KINDS:
         raise ConfigError(f"agent spec must be 'maskable-ppo:PATH' or 'ppo:PATH', got {spec!r}")
+    if not path_text.strip():
+        raise ConfigError(f"agent spec {spec!r} has no path: give {kind}:PATH, e.g. {kind}:runs/ppo/agent.zip")
     path = _resolve(path_text)
+    _check_model_archive(path)  # before the sidecar and before importing torch: a wrong file fails at once
     meta = read_metadata(path)
     if meta.get("algo") and meta["algo"] != kind:
         raise ConfigError(f"agent {path} was trained with {meta['algo']!r}, not {kind!r}; use '{meta['algo']}:{path_text}'")
-    if meta.get("ddl_gym_version") and meta["ddl_gym_version"].split(".")[:2] != ddl_gym.__version__.split(".")[:2]:
-        raise ConfigError(f"agent {path} was saved by ddl_gym {meta['ddl_gym_version']}, this is {ddl_gym.__version__}")
+    saved = str(meta.get("ddl_gym_version") or "")
+    if saved and saved.split(".")[:2] != ddl_gym.__version__.split(".")[:2]:
+        raise ConfigError(f"agent {path} was saved by ddl_gym {saved}, this is {ddl_gym.__version__}")
     if kind == "maskable-ppo":
         from sb3_contrib import MaskablePPO as algo_cls
     else:
         from stable_baselines3 import PPO as algo_cls
-    model = algo_cls.load(path, device="cpu")
+    try:
+        model = algo_cls.load(path, device="cpu")
+    except ImportError:
+        raise
+    except Exception as exc:  # SB3 raises KeyError, ValueError, RuntimeError, pickle errors ... on foreign zips
+        raise ConfigError(f"{path}: cannot load it as a {kind} model ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})") from None
     obs_stats = None
     if meta.get("vecnormalize"):
-        stats_path = path.with_name(meta["vecnormalize"])
+        stats_path = path.with_name(str(meta["vecnormalize"]))
         if not stats_path.exists():
             raise ConfigError(f"agent {path} needs its observation statistics {stats_path.name}, which is missing")
-        with open(stats_path, "rb") as fh:
-            obs_stats = pickle.load(fh)  # a VecNormalize without its venv: only normalize_obs is used
-    policy = AgentPolicy(kind, path, model, meta, obs_stats)
+        try:
+            with open(stats_path, "rb") as fh:
+                obs_stats = pickle.load(fh)  # a VecNormalize without its venv: only normalize_obs is used
+        except Exception as exc:  # truncated or foreign pickle
+            raise ConfigError(f"{stats_path}: cannot read the agent's observation statistics "
+                              f"({type(exc).__name__})") from None
+        if not callable(getattr(obs_stats, "normalize_obs", None)):
+            raise ConfigError(f"{stats_path}: not VecNormalize statistics")
+    try:
+        policy = AgentPolicy(kind, path, model, meta, obs_stats)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"{path.with_suffix('.json')}: agent metadata is malformed ({type(exc).__name__}: {exc})") from None
     if env is not None:
         policy.check_env(env)
     return policy

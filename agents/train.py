@@ -33,6 +33,19 @@ the evaluation callback's step counter restarts, so later evaluation timesteps a
 rollout size. Work done after the last checkpoint is lost. ``agent.json``'s ``wall_s`` is that of
 the last segment.
 
+Safety. ``--out`` naming a folder that already holds a run (``config.json``, ``agent.zip`` or
+``checkpoints/``) is refused unless ``--resume`` (continue it) or ``--overwrite`` (delete that run's
+files first), so two runs never mix checkpoints. ``--resume`` picks the newest checkpoint that is
+*intact* (its ``state.json``, ``model.zip``, ``rng.pkl`` and ``vecnormalize.pkl`` read back); a
+checkpoint truncated by a crash or a full disk is skipped with a note and the previous one is used.
+
+Progress. A progress line on stderr shows steps done, steps/s, the latest and best evaluation
+return and the time left (``--no-progress`` or ``--quiet`` turn it off).
+
+Checkpoints and agents are pickles (``.zip`` holds PyTorch state loaded by stable-baselines3,
+``*.pkl`` are Python pickles): loading one runs code from it, so load only files from sources you
+trust.
+
 Vectorisation: ``--vec-env auto`` (default) uses SubprocVecEnv when ``--n-envs > 1`` and
 DummyVecEnv otherwise; ``--vec-env dummy`` keeps all envs in-process, which is faster on few cores
 because a simulator step costs ~0.1 ms.
@@ -223,8 +236,47 @@ def parameter_checksum(model: Any) -> float:
 
 
 def latest_checkpoint(out: Path) -> Path | None:
+    """The newest checkpoint folder (intact or not); see :func:`intact_checkpoints`."""
     found = sorted((out / "checkpoints").glob("step_*"))
     return found[-1] if found else None
+
+
+def checkpoint_problem(checkpoint: Path, needs_vecnormalize: bool) -> str | None:
+    """Why ``checkpoint`` cannot be resumed from (``None`` if every file reads back)."""
+    import zipfile
+
+    try:
+        state = json.loads((checkpoint / "state.json").read_text())
+        int(state["num_timesteps"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"state.json unreadable ({type(exc).__name__})"
+    model = checkpoint / "model.zip"
+    try:
+        with zipfile.ZipFile(model) as zf:
+            bad = zf.testzip()
+        if bad is not None:
+            return f"model.zip member {bad} is corrupt"
+    except (OSError, zipfile.BadZipFile) as exc:
+        return f"model.zip unreadable ({exc})"
+    for name in ("rng.pkl",) + (("vecnormalize.pkl",) if needs_vecnormalize else ()):
+        try:
+            with open(checkpoint / name, "rb") as fh:
+                pickle.load(fh)
+        except Exception as exc:  # truncated pickles raise EOFError, UnpicklingError, ValueError ...
+            return f"{name} unreadable ({type(exc).__name__})"
+    return None
+
+
+def intact_checkpoints(out: Path, needs_vecnormalize: bool = True, log: Any = None) -> list[Path]:
+    """Checkpoints that read back completely, newest first; broken ones are reported through ``log``."""
+    good = []
+    for checkpoint in sorted((out / "checkpoints").glob("step_*"), reverse=True):
+        problem = checkpoint_problem(checkpoint, needs_vecnormalize)
+        if problem is None:
+            good.append(checkpoint)
+        elif log is not None:
+            log(f"note: skipping checkpoint {checkpoint.name}: {problem}")
+    return good
 
 
 def restore_rng(checkpoint: Path, venv: Any) -> None:
@@ -301,29 +353,83 @@ class _KillAfter:
         return _Kill(*args, **kwargs)
 
 
+class TrainingProgress:
+    """Progress line on stderr: steps done / total, steps per second, evaluation returns, time left."""
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class _Progress(BaseCallback):
+            def __init__(self, total: int, evaluator: Any) -> None:
+                super().__init__()
+                self.total, self.evaluator = int(total), evaluator
+                self.bar: Any = None
+                self._shown = 0
+
+            def _on_training_start(self) -> None:
+                from tqdm.auto import tqdm
+
+                start = int(self.model.num_timesteps)
+                self.bar = tqdm(total=self.total, initial=start, desc="train", unit="step", unit_scale=True,
+                                file=sys.stderr, dynamic_ncols=True, smoothing=0.05,
+                                mininterval=0.5 if sys.stderr.isatty() else 30.0)
+                self._shown = start
+
+            def _on_step(self) -> bool:
+                steps = int(self.model.num_timesteps)
+                if self.bar is not None and steps - self._shown >= 64:
+                    self.bar.update(steps - self._shown)
+                    self._shown = steps
+                    self._postfix()
+                return True
+
+            def _postfix(self) -> None:
+                last = getattr(self.evaluator, "last_mean_reward", None)
+                best = getattr(self.evaluator, "best_mean_reward", None)
+                if last is not None and np.isfinite(last):
+                    self.bar.set_postfix_str(f"eval return {last:.3g} (best {best:.3g})", refresh=False)
+
+            def _on_training_end(self) -> None:
+                if self.bar is not None:
+                    self.bar.update(int(self.model.num_timesteps) - self._shown)
+                    self._postfix()
+                    self.bar.close()
+
+        return _Progress(*args, **kwargs)
+
+
 # ---------------------------------------------------------------------------- CLI
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ddl-gym train", description="Train a (Maskable)PPO scheduling agent.")
+    from ddl_gym.cliargs import OneLineParser, bounded_int, seed_type
+
+    p = OneLineParser(prog="ddl-gym train", description="Train a (Maskable)PPO scheduling agent.")
     p.add_argument("--scenario", default="default", help="scenario name or file (default: default)")
     p.add_argument("--algo", choices=ALGOS, default="maskable-ppo")
     p.add_argument("--preset", default="default", help="hyper-parameter preset in agents/presets/ (or a YAML path)")
-    p.add_argument("--timesteps", type=int, default=None, help="total environment steps (preset's if omitted)")
-    p.add_argument("--n-envs", type=int, default=None, help="parallel envs; >1 uses SubprocVecEnv")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timesteps", type=bounded_int(1, 10**10, "--timesteps"), default=None,
+                   help="total environment steps (preset's if omitted)")
+    p.add_argument("--n-envs", type=bounded_int(1, 256, "--n-envs"), default=None,
+                   help="parallel envs; >1 uses SubprocVecEnv")
+    p.add_argument("--seed", type=seed_type, default=0, help="the run's seed (envs are seeded seed, seed+1, ...)")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
+    p.add_argument("--resume", action="store_true", help="continue from the newest intact checkpoint in --out")
+    p.add_argument("--overwrite", action="store_true", help="delete an earlier run in --out and start again")
     p.add_argument("--bc-expert", default=None, help="classic policy to clone first, e.g. srsf+ca")
-    p.add_argument("--bc-steps", type=int, default=None, help="behaviour-cloning epochs (preset's bc.epochs if omitted)")
-    p.add_argument("--bc-episodes", type=int, default=None, help="demonstration episodes")
-    p.add_argument("--window", type=int, default=None, help="override env window W")
+    p.add_argument("--bc-steps", type=bounded_int(0, 100_000, "--bc-steps"), default=None,
+                   help="behaviour-cloning epochs (preset's bc.epochs if omitted)")
+    p.add_argument("--bc-episodes", type=bounded_int(1, 100_000, "--bc-episodes"), default=None,
+                   help="demonstration episodes")
+    p.add_argument("--window", type=bounded_int(1, 4096, "--window"), default=None, help="override env window W")
     p.add_argument("--queue-order", default=None, choices=("srsf", "fifo", "sjf"))
-    p.add_argument("--eval-freq", type=int, default=None)
-    p.add_argument("--checkpoint-freq", type=int, default=None)
+    p.add_argument("--eval-freq", type=bounded_int(1, 10**10, "--eval-freq"), default=None)
+    p.add_argument("--checkpoint-freq", type=bounded_int(1, 10**10, "--checkpoint-freq"), default=None)
     p.add_argument("--vec-env", choices=("auto", "subproc", "dummy"), default="auto",
                    help="auto: SubprocVecEnv when --n-envs > 1, else DummyVecEnv")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--torch-threads", type=int, default=1, help="torch intra-op threads (CPU)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--torch-threads", type=bounded_int(1, 256, "--torch-threads"), default=1,
+                   help="torch intra-op threads (CPU); 1 avoids oversubscription next to env processes")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.add_argument("--quiet", action="store_true", help="no output except errors")
     p.add_argument("--kill-after", type=int, default=None, help=argparse.SUPPRESS)  # test hook
     return p
 
@@ -358,16 +464,98 @@ def resolve_config(args: argparse.Namespace) -> dict[str, Any]:
     return cfg
 
 
+#: Files and folders one training run writes into ``--out`` (what ``--overwrite`` deletes).
+RUN_FILES = ("config.json", "agent.zip", "agent.json", "vecnormalize.pkl", "bc.json", "resume.json")
+RUN_FOLDERS = ("checkpoints", "best", "eval", "tb")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from ddl_gym.cliargs import UsageError
+
     try:
+        args = build_parser().parse_args(argv)
         return _train(args)
-    except ConfigError as exc:
-        print(f"ddl-gym train: error: {exc}", file=sys.stderr)
+    except (ConfigError, UsageError) as exc:
+        text = str(exc).strip()
+        print(f"ddl-gym: error: {text.splitlines()[0] if text else type(exc).__name__}", file=sys.stderr)
         return 2
 
 
+def _existing_run(out: Path) -> list[str]:
+    """What of an earlier run ``out`` holds."""
+    return [name for name in (*RUN_FILES, *RUN_FOLDERS) if (out / name).exists()]
+
+
+def _prepare_out(args: argparse.Namespace) -> None:
+    """Refuse to mix two runs in one folder; ``--overwrite`` removes the earlier run's files."""
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
+    if args.resume and args.overwrite:
+        raise ConfigError("--resume and --overwrite exclude each other (continue the run, or start it again)")
+    found = _existing_run(out) if out.is_dir() else []
+    if found and not (args.resume or args.overwrite):
+        raise ConfigError(f"--out {out} already holds a training run ({', '.join(found[:3])}); "
+                          "continue it with --resume, or start again with --overwrite")
+    if found and args.overwrite:
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+        for name in RUN_FOLDERS:
+            shutil.rmtree(out / name, ignore_errors=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+
+
+def _check_inputs(args: argparse.Namespace) -> None:
+    """Fail in a second, with one line, on names that would otherwise fail minutes into training."""
+    from ddl_gym.scenarios import get_scenario
+
+    scenario = get_scenario(args.scenario)
+    if scenario.engine != "job":
+        raise ConfigError(f"scenario {scenario.name!r} uses the {scenario.engine}-level engine; the env (and so "
+                          "training) needs a job-level scenario")
+    if args.bc_expert:
+        from ddl_gym.baselines import make_policy
+
+        make_policy(args.bc_expert)
+
+
 def _train(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    cfg: dict[str, Any] | None = None
+    if not args.resume:  # bad names fail in a second, before the folder is touched or torch is imported
+        _check_inputs(args)
+        cfg = resolve_config(args)
+    _prepare_out(args)
+    candidates: list[Path] = []
+    if args.resume:
+        try:  # the run's own config wins over the command line (only --timesteps may grow)
+            cfg = json.loads((out / "config.json").read_text())
+        except FileNotFoundError:
+            cfg = None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{out / 'config.json'}: cannot read the run's configuration ({exc})") from None
+        if cfg is not None:
+            use_norm_cfg = bool(cfg.get("normalize", {}).get("obs") or cfg.get("normalize", {}).get("reward"))
+            candidates = intact_checkpoints(out, use_norm_cfg, log)
+        if not candidates:
+            if _existing_run(out):
+                raise ConfigError(f"--resume: no intact checkpoint in {out}/checkpoints; start again with --overwrite")
+            log(f"note: nothing to resume in {out}; starting from scratch")
+            cfg = None
+        elif args.timesteps is not None:
+            cfg["timesteps"] = args.timesteps
+    if cfg is None:
+        _check_inputs(args)
+        cfg = resolve_config(args)
+    (out / "config.json").write_text(json.dumps(cfg, indent=2))
+
     import torch
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
@@ -375,21 +563,7 @@ def _train(args: argparse.Namespace) -> int:
     from stable_baselines3.common.callbacks import CallbackList, EvalCallback
     from stable_baselines3.common.vec_env import VecNormalize
 
-    out = Path(args.out)
-    checkpoint = latest_checkpoint(out) if args.resume else None
-    if args.resume and checkpoint is None:
-        print(f"ddl-gym train: no checkpoint in {out}/checkpoints; starting from scratch", file=sys.stderr)
-    if checkpoint is not None:
-        # The run's own config wins over the command line (only --timesteps may grow).
-        cfg = json.loads((out / "config.json").read_text())
-        if args.timesteps is not None:
-            cfg["timesteps"] = args.timesteps
-    else:
-        cfg = resolve_config(args)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(cfg, indent=2))
     torch.set_num_threads(max(1, args.torch_threads))
-    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     algo_cls = MaskablePPO if cfg["algo"] == "maskable-ppo" else PPO
     scenario, env_kwargs, seed = cfg["scenario"], dict(cfg["env"]), int(cfg["seed"])
     meta = env_metadata(scenario, env_kwargs)
@@ -403,6 +577,7 @@ def _train(args: argparse.Namespace) -> int:
 
     # 2. Vectorised training envs (+ VecNormalize) and the evaluation env on its own seeds.
     # A resumed run must not re-seed: its env generators are restored from the checkpoint instead.
+    checkpoint = candidates[0] if candidates else None
     venv = make_vec_env(scenario, env_kwargs, int(cfg["n_envs"]), seed if checkpoint is None else None,
                         kind=args.vec_env)
     norm = cfg.get("normalize", {})
@@ -425,9 +600,23 @@ def _train(args: argparse.Namespace) -> int:
     net_arch = ppo_cfg.pop("net_arch", [64, 64])
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[ppo_cfg.pop("activation", "tanh")]
     policy_kwargs = {"net_arch": {"pi": list(net_arch), "vf": list(net_arch)}, "activation_fn": activation}
-    if checkpoint is not None:
-        model = algo_cls.load(checkpoint / "model.zip", env=venv, device=args.device,
-                              tensorboard_log=str(out / "tb"))
+    model = None
+    for candidate in candidates:  # newest intact checkpoint that also loads; fall back to older ones
+        try:
+            model = algo_cls.load(candidate / "model.zip", env=venv, device=args.device,
+                                  tensorboard_log=str(out / "tb"))
+        except Exception as exc:  # a checkpoint torn in a way the file checks cannot see
+            log(f"note: skipping checkpoint {candidate.name}: cannot load model.zip ({type(exc).__name__}: {exc})")
+            continue
+        checkpoint = candidate
+        break
+    if candidates and model is None:
+        raise ConfigError(f"--resume: no checkpoint in {out}/checkpoints loads; start again with --overwrite")
+    if checkpoint is not None and model is not None:
+        if use_norm and (checkpoint / "vecnormalize.pkl").exists() and checkpoint != candidates[0]:
+            venv = VecNormalize.load(str(checkpoint / "vecnormalize.pkl"), venv.venv)
+            venv.training = True
+            model.set_env(venv)
         restore_rng(checkpoint, venv)
         (out / "resume.json").write_text(json.dumps({
             "checkpoint": checkpoint.name, "num_timesteps": int(model.num_timesteps),
@@ -459,9 +648,11 @@ def _train(args: argparse.Namespace) -> int:
                          log_path=str(out / "eval"), deterministic=True, verbose=0,
                          callback_on_new_best=_BestSaver(out / "best", meta))
     if checkpoint is not None:
-        restore_evaluator(evaluator, out)
+        restore_evaluator(evaluator, out, checkpoint)
     callbacks = [evaluator, RolloutCheckpoint(out / "checkpoints", int(cfg["checkpoint"]["freq"]),
                                               int(cfg["checkpoint"].get("keep", 3)))]
+    if not (args.quiet or args.no_progress):
+        callbacks.append(TrainingProgress(int(cfg["timesteps"]), evaluator))
     if args.kill_after is not None:
         callbacks.append(_KillAfter(args.kill_after))
 
@@ -497,14 +688,16 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def restore_evaluator(evaluator: Any, out: Path) -> None:
+def restore_evaluator(evaluator: Any, out: Path, checkpoint: Path | None = None) -> None:
     """On resume: keep the evaluation history (evaluations.npz is rewritten, not restarted) and the best score.
 
     Evaluations logged after the checkpoint by the killed process are dropped, so the curve has no
     duplicate timesteps.
     """
     npz = out / "eval" / "evaluations.npz"
-    state = json.loads((latest_checkpoint(out) / "state.json").read_text())
+    checkpoint = checkpoint or latest_checkpoint(out)
+    assert checkpoint is not None
+    state = json.loads((checkpoint / "state.json").read_text())
     if npz.exists():
         data = np.load(npz)
         keep = data["timesteps"] <= state["num_timesteps"]
@@ -550,13 +743,18 @@ def write_eval_curve(out: Path) -> Path | None:
 
 
 def quick_train(scenario: str = "default", timesteps: int = 2048, out: str | Path = "runs/quick",
-                algo: str = "maskable-ppo", seed: int = 0, preset: str = "quick", bc_expert: str | None = None) -> str:
+                algo: str = "maskable-ppo", seed: int = 0, preset: str = "quick", bc_expert: str | None = None,
+                overwrite: bool = True, progress: bool = False) -> str:
     """Train a small agent (smoke tests, demos) and return its harness spec ``"maskable-ppo:PATH"``.
 
     With ``bc_expert`` (e.g. ``"sjf+ca"``) the policy is first cloned from that reference policy.
+    ``overwrite`` (default) replaces an earlier quick run in ``out``.
     """
     argv = ["--scenario", scenario, "--algo", algo, "--timesteps", str(int(timesteps)), "--n-envs", "1",
-            "--seed", str(seed), "--out", str(out), "--preset", preset, "--quiet"]
+            "--seed", str(seed), "--out", str(out), "--preset", preset]
+    argv += [] if progress else ["--quiet"]
+    if overwrite:
+        argv.append("--overwrite")
     if bc_expert:
         argv += ["--bc-expert", bc_expert]
     code = main(argv)

@@ -1,4 +1,39 @@
-"""Policy registry: ``make_policy("srsf+pack")``, ``make_policy("sjf-bco")``, ...
+"""Policy registry: ``make_policy("srsf+pack")``, ``make_policy("sjf-bco")``, ... and the one naming scheme.
+
+Policy specs (what ``--policies`` and :func:`make_policy` take) follow one grammar for every
+family::
+
+    SPEC      = NAME [ "+" PLACEMENT ] [ ":" OPTIONS ]     a reference policy
+              | AGENT ":" PATH                             a trained agent (maskable-ppo, ppo)
+    NAME      = the scheduling rule: a family name, optionally with a variant suffix joined by "-"
+                (fifo, sjf, srsf, sjf-bco, ada-srsf, srsf1, mcts; later a-srpt, a-srpt-perfect,
+                smd, optimus-time, a-online, drf, tiresias-dlas, ...)
+    PLACEMENT = where a job's GPUs go, by short name (PLACEMENT_SHORT_NAMES):
+                pack, ff, ls, rand, spread, ca  (classic rules, ddl_gym.placement)
+                lwf1, lwf<k>                    (Ada-SRSF's LWF-κ)
+    OPTIONS   = key=value[,key=value...]          (e.g. mcts:guide=srsf+pack,sims=16)
+
+Rules:
+
+* The part before ``+`` always says *which job / transfer goes next*, the part after it *where it
+  runs*. A NAME alone means the paper's own placement (``sjf-bco`` = SJF order + BCO placement,
+  ``ada-srsf`` = Ada-SRSF + LWF-1); ``+PLACEMENT`` swaps in another rule (the papers' baselines:
+  ``sjf-bco+ff``, ``ada-srsf+rand``, ``srsf1+lwf1``).
+* Placements always use the short names; the long names (``first_fit``, ``least_loaded``,
+  ``random``, ``contention_aware``, ``bestfit``) are accepted everywhere as aliases, in specs and
+  in the env's ``placements=`` argument.
+* Everything is case-insensitive except an agent's PATH.
+* Rows of results carry the canonical spec (:func:`canonical_name`), so an alias and its
+  canonical name are one policy (one row, one cache entry).
+
+Old names keep working as aliases (:data:`POLICY_ALIASES` lists the irregular ones):
+``sjf-bco-ff`` -> ``sjf-bco+ff``, ``lwf1+ada-srsf`` -> ``ada-srsf``, ``ff+srsf1`` -> ``srsf1+ff``,
+``fifo+contention_aware`` -> ``fifo+ca``.
+
+A new family registers its names with :func:`register_policy` (lazy ``"module:factory"``
+target, aliases, description); its options arrive as keyword arguments of the factory
+(``a-srpt:predictor=rf`` calls ``factory(predictor="rf")``, values parsed as int, float, bool or
+string), so it needs no parsing code of its own.
 
 Paper policies live in their own modules and are imported lazily, so a missing optional
 dependency of one never breaks the others.
@@ -6,73 +41,253 @@ dependency of one never breaks the others.
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import re
 from typing import Any
 
 from ddl_gym.placement import PLACEMENT_ALIASES
 from ddl_gym.sim.model import ConfigError
 
+CLASSIC_ORDERS = ("fifo", "sjf", "srsf")
 CLASSIC_PLACEMENTS = ("ff", "ls", "rand", "pack", "spread", "ca")
+#: Agent kinds: ``KIND:PATH`` specs name a saved agent, not registry options.
+AGENT_KINDS = ("maskable-ppo", "ppo")
+
+#: Long placement names (and ``bestfit``) -> the short names used in specs.
+PLACEMENT_SHORT_NAMES: dict[str, str] = {PLACEMENT_ALIASES[short]: short for short in CLASSIC_PLACEMENTS
+                                         if PLACEMENT_ALIASES[short] != short}
+PLACEMENT_SHORT_NAMES.update({"bestfit": "pack", "best_fit": "pack"})
 
 #: name -> ("module:factory", keyword arguments, one-line description)
 _LAZY: dict[str, tuple[str, dict[str, Any], str]] = {}
+#: irregular old name -> canonical name (regular placement long names are handled by rule)
+POLICY_ALIASES: dict[str, str] = {}
+#: Families whose NAME alone means their own placement: name -> that placement's short name.
+_OWN_PLACEMENT: dict[str, str] = {}
+#: canonical name -> one-line description (``ddl-gym list``); kept current by :func:`register_policy`
+POLICY_DESCRIPTIONS: dict[str, str] = {}
 
+
+def register_policy(name: str, target: str, kwargs: dict[str, Any] | None = None, description: str = "", *,
+                    aliases: tuple[str, ...] = (), own_placement: str | None = None) -> None:
+    """Add a policy to the registry.
+
+    Args:
+        name: canonical spec, lower case (``"a-srpt"``, ``"sjf-bco+ff"``).
+        target: ``"module:factory"``, imported when the policy is first built.
+        kwargs: keyword arguments for the factory.
+        description: one line for ``ddl-gym list``.
+        aliases: other spellings that mean the same policy.
+        own_placement: for a family name that implies a placement (``sjf-bco`` -> ``bco``), its
+            short name, so ``NAME+own_placement`` is read as ``NAME``.
+    """
+    key = name.strip().lower()
+    _LAZY[key] = (target, dict(kwargs or {}), description)
+    POLICY_DESCRIPTIONS[key] = description
+    for alias in aliases:
+        POLICY_ALIASES[alias.strip().lower()] = key
+    if own_placement:
+        _OWN_PLACEMENT[key] = own_placement
+
+
+# ---------------------------------------------------------------------------- built-in families
 for _order, _desc in (("fifo", "FIFO (strict, head-of-line blocking)"), ("sjf", "shortest job first"),
                       ("srsf", "shortest remaining service first")):
     for _rule in CLASSIC_PLACEMENTS:
-        _LAZY[f"{_order}+{_rule}"] = (
-            "ddl_gym.baselines.classic:ClassicPolicy", {"order": _order, "placement": _rule},
-            f"{_desc} with {PLACEMENT_ALIASES[_rule].replace('_', '-')} placement",
-        )
+        register_policy(f"{_order}+{_rule}", "ddl_gym.baselines.classic:ClassicPolicy",
+                        {"order": _order, "placement": _rule},
+                        f"{_desc} with {PLACEMENT_ALIASES[_rule].replace('_', '-')} placement")
 
-# Paper policies (SJF-BCO, Yu et al. MobiHoc'22 §5 and §7.2 baselines).
-_LAZY["sjf-bco"] = ("ddl_gym.baselines.sjf_bco:make_sjf_bco", {}, "SJF-BCO (Yu et al. 2022, Alg. 1-3), offline plan executed in the simulator")
+# SJF-BCO (Yu et al. MobiHoc'22): the algorithm (its own BCO placement) and the §7.2 baselines.
+register_policy("sjf-bco", "ddl_gym.baselines.sjf_bco:make_sjf_bco", {},
+                "SJF-BCO (Yu et al. 2022, Alg. 1-3), offline plan executed in the simulator", own_placement="bco")
 for _name in ("ff", "ls", "rand"):
-    _LAZY[f"sjf-bco-{_name}"] = ("ddl_gym.baselines.sjf_bco:make_sjf_bco_baseline", {"kind": _name},
-                                 f"SJF-BCO paper's {_name.upper()} baseline (§7.2)")
-# Ada-SRSF (Wang et al. 2020): placement x communication scheduling on the task-level engine.
-for _placement in ("lwf1", "rand", "ff", "ls"):
-    for _comm in ("ada", "srsf1", "srsf2", "srsf3"):
-        _label = "ada-srsf" if _comm == "ada" else f"srsf{_comm[-1]}"
-        _LAZY[f"{_placement}+{_label}"] = (
-            "ddl_gym.baselines.ada_srsf:make_ada_srsf_policy", {"placement": _placement, "comm": _comm},
-            f"Ada-SRSF paper: {_placement.upper()} placement, {_label.upper()} scheduling (task-level engine)",
-        )
-_LAZY["ada-srsf"] = ("ddl_gym.baselines.ada_srsf:make_ada_srsf_policy", {"placement": "lwf1", "comm": "ada"},
-                     "Ada-SRSF with LWF-1 placement (Wang et al. 2020, Alg. 1-3)")
+    register_policy(f"sjf-bco+{_name}", "ddl_gym.baselines.sjf_bco:make_sjf_bco_baseline", {"kind": _name},
+                    f"SJF-BCO paper's {_name.upper()} baseline (§7.2)", aliases=(f"sjf-bco-{_name}",))
 
-POLICY_DESCRIPTIONS: dict[str, str] = {name: desc for name, (_, _, desc) in _LAZY.items()}
+# Ada-SRSF (Wang et al. 2020): communication scheduling x placement on the task-level engine.
+_ADA_PLACEMENTS = ("lwf1", "rand", "ff", "ls")
+_ADA_COMMS = {"ada-srsf": "ada", "srsf1": "srsf1", "srsf2": "srsf2", "srsf3": "srsf3"}
+for _label, _comm in _ADA_COMMS.items():
+    for _placement in _ADA_PLACEMENTS:
+        _canonical = "ada-srsf" if (_label, _placement) == ("ada-srsf", "lwf1") else f"{_label}+{_placement}"
+        _aliases = (f"{_placement}+{_label}",) + (("ada-srsf+lwf1",) if _canonical == "ada-srsf" else ())
+        _what = "Ada-SRSF (Wang et al. 2020, Alg. 1-3)" if _label == "ada-srsf" else f"{_label.upper()} scheduling"
+        register_policy(_canonical, "ddl_gym.baselines.ada_srsf:make_ada_srsf_policy",
+                        {"placement": _placement, "comm": _comm},
+                        f"{_what} with {_placement.upper()} placement (Ada-SRSF paper, task-level engine)",
+                        aliases=_aliases, own_placement="lwf1" if _canonical == "ada-srsf" else None)
+# Ada-SRSF placements are LWF-κ for any κ and SRSF(n) for any n (Ada-SRSF §IV): parsed by rule.
+_ADA_RULE = re.compile(r"(?P<comm>ada-srsf|srsf[1-9][0-9]*)\+(?P<placement>lwf[1-9][0-9]*|rand|ff|ls)")
+_ADA_OLD_RULE = re.compile(r"(?P<placement>lwf[1-9][0-9]*|rand|ff|ls)\+(?P<comm>ada-srsf|srsf[1-9][0-9]*)")
+
 POLICY_DESCRIPTIONS["mcts:guide=srsf+pack,sims=16"] = (
     "Spear-style MCTS over env.fork() guided by a reference policy (agents/mcts.py; keys guide, sims, depth, objective)"
 )
 
 
 def list_policies() -> list[str]:
-    """Names accepted by :func:`make_policy`."""
+    """Canonical names accepted by :func:`make_policy` (aliases are accepted too)."""
     return sorted(_LAZY)
 
 
+def is_agent_spec(spec: str) -> bool:
+    """Whether ``spec`` names a saved agent (``maskable-ppo:PATH``, ``ppo:PATH``)."""
+    kind, sep, _ = spec.strip().partition(":")
+    return bool(sep) and kind.strip().lower() in AGENT_KINDS
+
+
+def _canonical_head(head: str) -> str:
+    """Canonical ``NAME[+PLACEMENT]`` (no options)."""
+    head = POLICY_ALIASES.get(head, head)
+    name, plus, placement = head.partition("+")
+    if not plus:
+        return head
+    if _ADA_OLD_RULE.fullmatch(head) and not _ADA_RULE.fullmatch(head):
+        match = _ADA_OLD_RULE.fullmatch(head)
+        assert match is not None
+        name, placement = match["comm"], match["placement"]
+    placement = PLACEMENT_SHORT_NAMES.get(placement, placement)
+    if _OWN_PLACEMENT.get(name) == placement:
+        return name
+    joined = f"{name}+{placement}"
+    return POLICY_ALIASES.get(joined, joined)
+
+
+def canonical_name(spec: str) -> str:
+    """The canonical form of a policy spec (see the module docstring); agents keep their path.
+
+    >>> canonical_name("LWF1+Ada-SRSF"), canonical_name("sjf-bco-ff"), canonical_name("fifo+first_fit")
+    ('ada-srsf', 'sjf-bco+ff', 'fifo+ff')
+    """
+    text = spec.strip()
+    if is_agent_spec(text):
+        kind, _, path = text.partition(":")
+        return f"{kind.strip().lower()}:{path.strip()}"
+    head, colon, options = text.lower().partition(":")
+    head = _canonical_head(head.strip())
+    if not colon:
+        return head
+    items = []
+    for item in (part.strip() for part in options.split(",")):
+        key, eq, value = item.partition("=")
+        if eq and key.strip() == "guide":  # MCTS's guide is itself a policy spec
+            item = f"guide={canonical_name(value)}"
+        items.append(item)
+    return f"{head}:{','.join(items)}"
+
+
+def _parse_option_value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def _suggest(key: str) -> str:
+    known = list(_LAZY) + list(POLICY_ALIASES)
+    close = difflib.get_close_matches(key, known, n=4)
+    if close:
+        return "; did you mean " + ", ".join(dict.fromkeys(canonical_name(c) for c in close)) + "?"
+    return "; run `ddl-gym list` for all names"
+
+
 def make_policy(name: str, **overrides: Any) -> Any:
-    """Build a policy by registry name. Extra keyword arguments override the defaults.
+    """Build a policy by spec (canonical name or alias). Extra keyword arguments override the defaults.
 
     Raises:
-        ConfigError: unknown name (the message lists close matches).
+        ConfigError: unknown name (the message lists close matches), malformed or unknown option.
     """
-    key = name.strip().lower()
-    if key.startswith("mcts"):  # "mcts:guide=srsf+pack,sims=32,depth=20,objective=jct"
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"policy name must be a non-empty string, got {name!r}")
+    if is_agent_spec(name):
+        raise ConfigError(f"{name!r} is a trained agent, not a reference policy; load it with "
+                          "ddl_gym.agents.load_policy (the harness does this for NAME:PATH specs)")
+    spec = canonical_name(name)
+    head, _, options = spec.partition(":")
+    if head == "mcts":  # "mcts:guide=srsf+pack,sims=32,depth=20,objective=jct"
         from ddl_gym.agents.mcts import make_mcts_policy
 
-        return make_mcts_policy(name.strip())
-    if key not in _LAZY:
-        import difflib
-
-        close = difflib.get_close_matches(key, _LAZY, n=4)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; run `ddl-gym list` for all names"
-        raise ConfigError(f"unknown policy {name!r}{hint}")
-    target, kwargs, _ = _LAZY[key]
+        try:
+            return make_mcts_policy(spec, **overrides) if overrides else make_mcts_policy(spec)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"policy {name!r}: {exc}") from None
+    match = _ADA_RULE.fullmatch(head)
+    if head not in _LAZY and match is not None:  # lwf<k> / srsf<n> beyond the registered grid
+        target, kwargs = "ddl_gym.baselines.ada_srsf:make_ada_srsf_policy", {
+            "placement": match["placement"], "comm": "ada" if match["comm"] == "ada-srsf" else match["comm"]}
+    elif head not in _LAZY:
+        if "+" in head and head.split("+", 1)[0] in CLASSIC_ORDERS:
+            placement = head.split("+", 1)[1]
+            close = difflib.get_close_matches(head, list(_LAZY), n=3)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise ConfigError(f"unknown placement {placement!r} in policy {name!r}; {hint}placements: "
+                              f"{', '.join(CLASSIC_PLACEMENTS)} (long names {', '.join(sorted(PLACEMENT_SHORT_NAMES))})")
+        if options and "=" not in options:  # "dqn:agent.zip": looks like an agent of an unknown kind
+            raise ConfigError(f"unknown policy or agent kind {head!r} in {name!r}; agents are given as "
+                              f"{' or '.join(k + ':PATH' for k in AGENT_KINDS)}")
+        raise ConfigError(f"unknown policy {name!r}{_suggest(head)}")
+    else:
+        target, kwargs, _ = _LAZY[head]
+    for item in filter(None, (part.strip() for part in options.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"policy {name!r}: option {item!r} is not key=value")
+        kwargs = {**kwargs, key.strip(): _parse_option_value(value)}
     module_name, factory_name = target.split(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"policy {name!r} is not available: {exc}") from None
-    return getattr(module, factory_name)(**{**kwargs, **overrides})
+    try:
+        return getattr(module, factory_name)(**{**kwargs, **overrides})
+    except TypeError as exc:  # an option the factory does not take
+        raise ConfigError(f"policy {name!r}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# A-SRPT (Luo et al.): pipeline jobs, Heavy-Edge mapping, iteration prediction (issue 8 part 2).
+# Policies read Workload.predicted_iterations (filled by the asrpt-* scenarios' predictor); the
+# "-perfect" variants use the true iteration counts. They need pipeline jobs (ConfigError otherwise).
+register_policy("a-srpt", "ddl_gym.baselines.a_srpt:ASRPT", {},
+                "A-SRPT (Luo et al., Alg. 1 reconstructed): virtual SRPT on predicted work, comm-heavy delay tau=1")
+register_policy("a-srpt-perfect", "ddl_gym.baselines.a_srpt:ASRPT", {"perfect": True},
+                "A-SRPT with perfect iteration knowledge (A-SRPT-Perfect)")
+register_policy("a-srpt-tau0", "ddl_gym.baselines.a_srpt:ASRPT", {"tau": 0.0, "name": "a-srpt-tau0"},
+                "A-SRPT without the comm-heavy delay (tau=0, the paper's testbed setting)")
+register_policy("a-srpt-nonblocking", "ddl_gym.baselines.a_srpt:ASRPT", {"delay_blocks": False, "name": "a-srpt-nonblocking"},
+                "A-SRPT whose delayed comm-heavy jobs wait in a side list instead of blocking the queue")
+for _kind, _desc in (("spjf", "SPJF (MLaaS): shortest predicted duration first, strict head of line"),
+                     ("spwf", "SPWF (Tiresias): shortest predicted workload (duration x GPUs) first, strict"),
+                     ("wcs-duration", "WCS-Duration: work-conserving, by predicted duration"),
+                     ("wcs-workload", "WCS-Workload: work-conserving, by predicted workload"),
+                     ("wcs-subtime", "WCS-SubTime: work-conserving, by submission time (FIFO + backfill)")):
+    register_policy(_kind, "ddl_gym.baselines.a_srpt_baselines:make_baseline", {"kind": _kind},
+                    f"A-SRPT paper baseline {_desc}; Heavy-Edge mapping")
+
+# ---------------------------------------------------------------------------------------------------
+# SMD (Yu, Wu, Ji, Liu, INFOCOM'21) and its §V baselines: parameter-server interval policies (issue 9).
+# Every name runs one scheduling interval of SMD jobs (scenarios smd-sync / smd-async or a PS
+# scenario file) with admission.
+register_policy("smd", "ddl_gym.baselines.smd:SMDPolicy", {},
+                "SMD (Yu et al. INFOCOM'21): Alg. 1 eps-grid sum-of-ratios + Alg. 2 rounding + exact MKP admission")
+register_policy("smd-fc", "ddl_gym.baselines.smd:SMDPolicy", {"mkp": "frieze-clarke", "name": "smd-fc"},
+                "SMD with the paper's Frieze-Clarke MKP scheme (subsets up to q=2) instead of the exact MILP")
+register_policy("smd-literal", "ddl_gym.baselines.smd:SMDPolicy", {"rounding": "literal", "name": "smd-literal"},
+                "SMD with Alg. 2 line 3 as printed (redraw until feasible and >F draws, keep the last)")
+register_policy("smd-opt", "ddl_gym.baselines.interval_opt:IntervalOptimum", {},
+                "exact optimum of SMD's interval problem (integer inner optimum per job + exact MKP MILP)")
+register_policy("esw", "ddl_gym.baselines.esw:ESWPolicy", {},
+                "ESW (Yu §V): workers:PSs = 1:1, as many as the job's limit allows; MKP admission")
+register_policy("optimus", "ddl_gym.baselines.optimus:OptimusPolicy", {},
+                "Optimus as Yu §V defines it: greedy +1 worker / +1 PS by utility gain; MKP admission")
+register_policy("optimus-time", "ddl_gym.baselines.optimus:OptimusPolicy", {"gain": "time"},
+                "Optimus greedy with the completion-time reduction as the gain; MKP admission")
+register_policy("optimus-official", "ddl_gym.baselines.optimus:OptimusOfficialPolicy", {},
+                "Optimus's own scheduler: 1 PS + 1 worker each, then a global queue by time gain / dominant share")

@@ -2,28 +2,42 @@
 
 Subcommands::
 
-    ddl-gym list                                   scenarios, policies and shipped agents
-    ddl-gym eval --scenario S --policies a,b --seeds N --out DIR [--workload F.csv] [--workers K]
+    ddl-gym list                                   scenarios, policies (+ aliases), env ids, presets, agents
+    ddl-gym eval --scenario S --policies a,b --seeds N|A:B|a,b --out DIR [--workload F.csv] [--workers K]
+                 [--reference P]                   ... and a paired comparison against P
+    ddl-gym compare --out DIR --reference P        per-seed paired differences with 95% CIs
     ddl-gym demo [--out DIR] [--timesteps N]       reference policies vs. a briefly trained agent
     ddl-gym bench [--quick] [--json PATH]          simulator / env speed figures (source checkout)
     ddl-gym reproduce sjf-bco|ada-srsf [ARGS...]   a paper's headline comparison
     ddl-gym scenarios [--stats ...]                utilisation, contention, load per scenario
     ddl-gym train [ARGS...]                        train an agent (needs the RL extra)
+    ddl-gym --version
 
-Bad input (unknown names, missing or invalid scenario / workload files) prints one line
-``ddl-gym: error: <message>`` on stderr and exits with status 2; results already written stay.
+Seeds and workers are given the same way everywhere (:mod:`ddl_gym.cliargs`): ``--seeds N`` (the
+first N), ``--seeds A:B`` (A..B-1) or ``--seeds a,b,c``; ``--seed S`` where one process is seeded
+(``train``); ``--workers K`` for parallel processes.
+
+Every misuse — bad option or number, unknown name, unreadable input, unwritable output, a file of
+the wrong kind — prints one line ``ddl-gym: error: <message>`` on stderr and exits with status 2;
+results already written stay. SIGTERM and Ctrl-C stop the run (exit 143 / 130) and its worker
+processes. An unexpected internal error prints one line and exits 1 (``DDL_GYM_TRACEBACK=1`` shows
+the traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
+import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from ddl_gym.cliargs import OneLineParser, UsageError, bounded_int, seed_list_type, seeds_type, workers_type
 from ddl_gym.reproduce import REPRODUCTIONS  # name -> module; the registry is ddl_gym/reproduce/__init__.py
 from ddl_gym.sim.model import ConfigError
 
@@ -42,28 +56,32 @@ DEMO_SEED_OFFSET = 1000
 RL_HINT = "install the RL extra: pip install 'ddl-gym[rl]'"
 
 
-class _UsageError(Exception):
-    """A command-line problem reported as one line, exit status 2."""
+_UsageError = UsageError  # one-line error, exit status 2
+_Parser = OneLineParser  # argparse with one-line errors (``ddl-gym: error: ...``) instead of usage + message
+
+
+@contextlib.contextmanager
+def _one_line_argparse_errors() -> Iterator[None]:
+    """Forwarded commands build their own argparse parsers: make their errors one line too."""
+    original = argparse.ArgumentParser.error
+
+    def error(self: argparse.ArgumentParser, message: str) -> NoReturn:
+        raise _UsageError(f"{message} (see `{self.prog} --help`)")
+
+    argparse.ArgumentParser.error = error  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        argparse.ArgumentParser.error = original  # type: ignore[method-assign]
 
 
 # ============================================================================ helpers
-def _seed_list(args: argparse.Namespace, offset: int = 0) -> list[int]:
-    if getattr(args, "seed_list", None):
-        try:
-            return [int(s) for s in args.seed_list.split(",") if s.strip()]
-        except ValueError:
-            raise _UsageError(f"--seed-list must be comma-separated integers, got {args.seed_list!r}") from None
-    if args.seeds < 1:
-        raise _UsageError(f"--seeds must be >= 1, got {args.seeds}")
-    return list(range(offset, offset + args.seeds))
-
-
 def _split_names(text: str) -> list[str]:
     from ddl_gym.harness import split_policy_list
 
     names = split_policy_list(text)
     if not names:
-        raise _UsageError("--policies is empty")
+        raise _UsageError("--policies is empty; give comma-separated policy names (see `ddl-gym list`)")
     return names
 
 
@@ -75,14 +93,17 @@ def _leaderboard_agents() -> list[Path]:
     return list(found)
 
 
+def _shown_path(path: Path) -> Path:
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
 def _agent_spec(path: Path) -> str:
     stem = path.stem.lower()
-    algo = next((a for a in ("maskable-ppo", "ppo", "a2c", "dqn") if stem.startswith(a)), "maskable-ppo")
-    try:
-        shown = path.relative_to(Path.cwd())
-    except ValueError:
-        shown = path
-    return f"{algo}:{shown}"
+    algo = next((a for a in ("maskable-ppo", "ppo") if stem.startswith(a)), "maskable-ppo")
+    return f"{algo}:{_shown_path(path)}"
 
 
 def _print_rows(rows: Sequence[tuple[str, str]], indent: str = "  ") -> None:
@@ -105,7 +126,8 @@ def _import_optional(module: str, what: str) -> Any:
 def _run_forwarded(module: Any, argv: list[str], what: str) -> int:
     """Call ``module.main(argv)``; a dependency it imports late and lacks becomes a one-line error."""
     try:
-        return _exit_code(module.main(argv))
+        with _one_line_argparse_errors():
+            return _exit_code(module.main(argv))
     except ImportError as exc:
         missing = getattr(exc, "name", "") or str(exc)
         raise _UsageError(f"{what} needs {missing}: {RL_HINT}") from None
@@ -116,23 +138,85 @@ def _exit_code(value: Any) -> int:
         return 0
     if value is False:
         return 1
+    if isinstance(value, str):  # sys.exit("message")
+        print(value, file=sys.stderr)
+        return 1
     return int(value)
+
+
+def _check_out_folder(path: Path, option: str = "--out") -> Path:
+    """An output folder that exists or can be created (one-line error otherwise)."""
+    if path.exists() and not path.is_dir():
+        raise _UsageError(f"{option} {path}: exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _UsageError(f"{option} {path}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise _UsageError(f"{option} {path}: the folder is not writable")
+    return path
+
+
+def _env_ids() -> list[tuple[str, str]]:
+    """Registered Gymnasium ids of this package with the kwargs they preset."""
+    import gymnasium as gym
+
+    import ddl_gym  # noqa: F401  (registers the ids)
+
+    rows = []
+    for env_id, spec in sorted(gym.registry.items()):
+        entry = spec.entry_point if isinstance(spec.entry_point, str) else ""
+        if entry.startswith("ddl_gym."):
+            kwargs = ", ".join(f"{k}={v!r}" for k, v in sorted(spec.kwargs.items())) or "defaults"
+            limit = f"; max_episode_steps={spec.max_episode_steps}" if spec.max_episode_steps else ""
+            rows.append((env_id, f"{entry.rsplit(':', 1)[-1]}({kwargs}){limit}"))
+    return rows
+
+
+def _training_presets() -> list[tuple[str, str]]:
+    folder = REPO_ROOT / "agents" / "presets"
+    if not folder.is_dir():
+        try:
+            import ddl_gym.agents as agents_pkg
+
+            folder = Path(agents_pkg.__file__).with_name("presets")
+        except ImportError:
+            return []
+    rows = []
+    for path in sorted(folder.glob("*.yaml")):
+        lines = path.read_text().splitlines()
+        described = [line.split(":", 1)[1].strip().strip("'\"") for line in lines if line.startswith("description:")]
+        comment = [line.lstrip("# ").strip() for line in lines if line.startswith("#") and line.lstrip("# ").strip()]
+        rows.append((path.stem, (described or comment or [""])[0]))
+    return rows
 
 
 # ============================================================================ subcommands
 def cmd_list(args: argparse.Namespace) -> int:
     from ddl_gym import scenarios as scenario_module
     from ddl_gym.baselines import POLICY_DESCRIPTIONS
+    from ddl_gym.baselines.registry import POLICY_ALIASES
 
     register = getattr(scenario_module, "_register_paper_scenarios", None)
     if callable(register):
         register()
     print("Scenarios (--scenario NAME, or a .toml/.json scenario file):")
     _print_rows([(name, sc.description) for name, sc in sorted(scenario_module.SCENARIOS.items())])
-    print("\nPolicies (--policies NAME,NAME,...):")
+    print("\nPolicies (--policies NAME,NAME,...; NAME[+PLACEMENT][:key=value,...], see ddl_gym.baselines.registry):")
     _print_rows(sorted(POLICY_DESCRIPTIONS.items()))
+    print("\nOld names still accepted (alias -> canonical):")
+    aliases = sorted(POLICY_ALIASES.items())
+    for i in range(0, len(aliases), 4):
+        print("  " + "   ".join(f"{a} -> {c}" for a, c in aliases[i:i + 4]))
+    print("  placements: first_fit -> ff, least_loaded -> ls, random -> rand, contention_aware -> ca, bestfit -> pack")
+    print("\nGymnasium env ids (gym.make(\"ddl_gym:ID\")):")
+    _print_rows(_env_ids())
+    presets = _training_presets()
+    if presets:
+        print("\nTraining presets (ddl-gym train --preset NAME):")
+        _print_rows(presets)
     agents = _leaderboard_agents()
-    print("\nAgents (--policies NAME:PATH):")
+    print("\nAgents (--policies KIND:PATH, KIND = maskable-ppo or ppo):")
     if agents:
         _print_rows([(_agent_spec(p), f"leaderboard scenario {p.parent.parent.name}") for p in agents])
     else:
@@ -141,20 +225,52 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ddl_gym.harness import evaluate
+    from ddl_gym.harness import compare, evaluate, policy_label
 
     policies = _split_names(args.policies)
-    seeds = _seed_list(args)
+    seeds = args.seed_list if args.seed_list is not None else args.seeds
+    if args.reference and policy_label(args.reference) not in {policy_label(p) for p in policies}:
+        policies.append(args.reference)  # the comparison needs the reference's rows
     out = Path(args.out) if args.out else Path("results") / Path(args.scenario).stem
+    _check_out_folder(out)
+    if args.workload is not None and not Path(args.workload).exists():
+        raise _UsageError(f"--workload {args.workload}: file not found")
     results = evaluate(
         policies, args.scenario, seeds, out, workers=args.workers, workload_csv=args.workload,
         drop_oversized=args.drop_oversized,
         progress=not args.no_progress, debug=args.debug, overwrite=args.overwrite, plots=not args.no_plots,
         echo=True,
     )
+    if results.stale:
+        print(f"\n(recomputed {results.stale} run(s) whose scenario, policy, agent file or code changed)")
     if results.reused:
-        print(f"\n(reused {results.reused} run(s) already in {out}; --overwrite recomputes them)")
+        print(f"\n(reused {results.reused} run(s) already in {out} with identical inputs; --overwrite recomputes them)")
+    if args.reference:
+        _, table = compare(out, args.reference, _metrics(args.metrics))
+        print(f"\nPaired against {policy_label(args.reference)} (per seed):\n\n{table}")
     print(f"\nwrote {out}/: " + ", ".join(p.name for p in results.files))
+    return 0
+
+
+def _metrics(text: str) -> list[str]:
+    metrics = [m.strip() for m in text.split(",") if m.strip()]
+    if not metrics:
+        raise _UsageError("--metrics is empty")
+    return metrics
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ddl_gym.harness import compare, policy_label
+
+    out = Path(args.out)
+    if not out.is_dir():
+        raise _UsageError(f"--out {out}: no such results folder")
+    _, table = compare(out, args.reference, _metrics(args.metrics), write=not args.no_write)
+    print(f"Paired comparison against {policy_label(args.reference)} ({out}):\n\n{table}")
+    if not args.no_write:
+        from ddl_gym.harness import _slug
+
+        print(f"\nwrote {out}/paired_{_slug(policy_label(args.reference))}.csv and .md")
     return 0
 
 
@@ -162,8 +278,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ddl_gym.baselines import make_policy
     from ddl_gym.harness import evaluate
 
-    out = Path(args.out)
-    seeds = list(range(DEMO_SEED_OFFSET, DEMO_SEED_OFFSET + args.seeds))
+    out = _check_out_folder(Path(args.out))
+    seeds = args.seeds
     policies: list[str] = []
     for name in DEMO_POLICIES:
         try:
@@ -184,19 +300,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             try:
                 agent_spec = quick_train(scenario="default", timesteps=args.timesteps, out=out / "agent",
-                                         preset="demo", bc_expert="sjf+ca")
+                                         preset="demo", bc_expert="sjf+ca", overwrite=True,
+                                         progress=not args.no_progress)
             except (ImportError, ConfigError) as exc:  # the reference policies are still worth showing
                 print(f"note: no agent in this demo (training failed: {exc})", file=sys.stderr)
     shipped = DEMO_SHIPPED_AGENT
     if shipped is not None and shipped.exists():  # the leaderboard's fully trained agent, evaluated without training
-        policies.append(f"maskable-ppo:{shipped.relative_to(Path.cwd()) if shipped.is_relative_to(Path.cwd()) else shipped}")
+        policies.append(f"maskable-ppo:{_shown_path(shipped)}")
     print(f"evaluating {len(policies) + (agent_spec is not None)} policies on scenario 'default', "
           f"held-out seeds {seeds[0]}-{seeds[-1]} ...", file=sys.stderr)
-    # The demo owns its folder: recompute its rows so a retrained agent is never shown with stale numbers.
+    # The content-keyed cache recomputes a retrained agent (its file hash changed), so no --overwrite is needed.
     results = evaluate(policies + ([agent_spec] if agent_spec else []), "default", seeds, out, workers=args.workers,
-                       progress=not args.no_progress, overwrite=True, echo=False)
+                       progress=not args.no_progress, echo=False)
     print(results.markdown)
-    print(f"\nwrote {out}/: summary.csv, jobs.csv, summary.md, jct_cdf.png, metrics.png, gantt_*.png")
+    print(f"\nwrote {out}/: " + ", ".join(p.name for p in results.files))
     return 0
 
 
@@ -212,7 +329,7 @@ def _load_bench() -> Any:
 
 
 def cmd_bench(argv: list[str]) -> int:
-    return _exit_code(_load_bench().main(argv))
+    return _run_forwarded(_load_bench(), argv, "bench")
 
 
 def cmd_reproduce(argv: list[str]) -> int:
@@ -231,7 +348,7 @@ def cmd_reproduce(argv: list[str]) -> int:
 def cmd_scenarios(argv: list[str]) -> int:
     from ddl_gym import scenario_stats
 
-    return _exit_code(scenario_stats.main(argv))
+    return _run_forwarded(scenario_stats, argv, "scenarios")
 
 
 def cmd_train(argv: list[str]) -> int:
@@ -240,35 +357,58 @@ def cmd_train(argv: list[str]) -> int:
 
 
 # ============================================================================ parser & main
+def _version() -> str:
+    from ddl_gym.harness import git_sha, package_version
+
+    sha = git_sha()
+    return f"{PROG} {package_version()}" + (f" (git {sha})" if sha else "")
+
+
+def _add_seeds(parser: argparse.ArgumentParser, default: str, offset: int = 0) -> None:
+    first = f"{offset}..{offset}+N-1" if offset else "0..N-1"
+    parser.add_argument("--seeds", type=seeds_type(offset), default=seeds_type(offset)(default), metavar="N|A:B|a,b,c",
+                        help=f"N = seeds {first}; A:B = seeds A..B-1; a,b,c = these seeds (default {default})")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG, description="ddl-gym: schedule distributed deep-learning jobs on a simulated GPU cluster.",
+        epilog="Seeds: --seeds N | A:B | a,b,c everywhere; workers: --workers K. Errors exit with status 2.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("list", help="list scenarios, policies and shipped agents")
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.add_parser("list", help="list scenarios, policies (with aliases), env ids, training presets and agents")
 
     ev = sub.add_parser("eval", help="evaluate policies/agents on a scenario over seeds")
     ev.add_argument("--scenario", default="default", help="scenario name or .toml/.json file (default: default)")
-    ev.add_argument("--policies", required=True, help="comma-separated policy names or agent specs NAME:PATH")
-    group = ev.add_mutually_exclusive_group()
-    group.add_argument("--seeds", type=int, default=5, help="evaluate seeds 0..N-1 (default 5)")
-    group.add_argument("--seed-list", help="comma-separated seeds, e.g. 0,1,7")
+    ev.add_argument("--policies", required=True, help="comma-separated policy specs or agents KIND:PATH")
+    _add_seeds(ev, "5")
+    ev.add_argument("--seed-list", type=seed_list_type, help=argparse.SUPPRESS)  # old spelling of --seeds a,b,c
     ev.add_argument("--out", help="results folder (default results/<scenario>)")
     ev.add_argument("--workload", help="workload CSV replacing the scenario's workload")
     ev.add_argument("--drop-oversized", action="store_true",
                     help="drop workload jobs needing more GPUs than the cluster (counted warning) instead of failing")
-    ev.add_argument("--workers", type=int, help="parallel processes (default: min(cores, runs))")
+    ev.add_argument("--workers", type=workers_type, help="parallel processes (default: min(cores, runs))")
+    ev.add_argument("--reference", help="also print per-seed paired differences against this policy")
+    ev.add_argument("--metrics", default="avg_jct_s,makespan_s,p95_jct_s",
+                    help="metrics of the paired comparison (with --reference)")
     ev.add_argument("--debug", action="store_true", help="check simulator invariants at every event (slow)")
     ev.add_argument("--overwrite", action="store_true", help="recompute runs already in --out")
     ev.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    cmp_ = sub.add_parser("compare", help="per-seed paired differences against a reference policy, with 95%% CIs")
+    cmp_.add_argument("--out", required=True, help="results folder written by `ddl-gym eval`")
+    cmp_.add_argument("--reference", required=True, help="the policy every other policy is compared with")
+    cmp_.add_argument("--metrics", default="avg_jct_s,makespan_s,p95_jct_s", help="comma-separated summary columns")
+    cmp_.add_argument("--no-write", action="store_true", help="only print; do not write paired_<reference>.csv/.md")
+
     demo = sub.add_parser("demo", help="reference policies vs. a briefly trained MaskablePPO agent")
     demo.add_argument("--out", default="results/demo", help="results folder (default results/demo)")
-    demo.add_argument("--timesteps", type=int, default=50_000,
+    demo.add_argument("--timesteps", type=bounded_int(0, 10**9, "--timesteps"), default=50_000,
                       help="agent training steps (default 50000; 0 = no agent)")
-    demo.add_argument("--seeds", type=int, default=5, help=f"evaluation seeds {DEMO_SEED_OFFSET}.. (default 5)")
-    demo.add_argument("--workers", type=int, help="parallel processes")
+    _add_seeds(demo, "5", DEMO_SEED_OFFSET)
+    demo.add_argument("--workers", type=workers_type, help="parallel processes")
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     # Forwarded commands: their own parsers read the arguments (listed here for --help).
@@ -287,9 +427,25 @@ FORWARDED: dict[str, Callable[[list[str]], int]] = {
 }
 
 
+class _Terminated(BaseException):
+    """Raised by the SIGTERM handler so that ``finally`` blocks (worker shutdown) run."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ddl-gym`` command; returns the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    previous = None
+    if threading_is_main():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if args_list and args_list[0] in FORWARDED:
             return FORWARDED[args_list[0]](args_list[1:])
@@ -298,19 +454,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
-        if args.command == "demo" and args.seeds < 1:
-            raise _UsageError(f"--seeds must be >= 1, got {args.seeds}")
-        handlers = {"list": cmd_list, "eval": cmd_eval, "demo": cmd_demo}
+        handlers = {"list": cmd_list, "eval": cmd_eval, "demo": cmd_demo, "compare": cmd_compare}
         return handlers[args.command](args)
-    except (ConfigError, _UsageError, FileNotFoundError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if isinstance(exc, FileNotFoundError) and exc.filename and str(exc.filename) not in message:
+    except SystemExit as exc:  # --help / --version (and sys.exit in a forwarded command)
+        return _exit_code(exc.code)
+    except (ConfigError, _UsageError) as exc:
+        print(f"{PROG}: error: {_first_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # unreadable input, unwritable output, disk full: name the file, no traceback
+        message = exc.strerror or _first_line(exc)
+        if exc.filename and str(exc.filename) not in message:
             message = f"{exc.filename}: {message}"
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (results written so far are kept)", file=sys.stderr)
         return 130
+    except _Terminated:
+        print(f"{PROG}: terminated (results written so far are kept)", file=sys.stderr)
+        return 143
+    except RecursionError as exc:
+        print(f"{PROG}: error: input nested too deeply ({_first_line(exc)})", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: one line by default, the traceback on request
+        if os.environ.get("DDL_GYM_TRACEBACK"):
+            raise
+        print(f"{PROG}: internal error: {type(exc).__name__}: {_first_line(exc)} "
+              "(please report it; DDL_GYM_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def threading_is_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 if __name__ == "__main__":

@@ -21,19 +21,41 @@ keeps what was computed), a rerun reuses rows already there (``overwrite=False``
 
 Wall-clock columns (``decision_time_s``, ``wall_time_s``) are measurements, not results: they are
 excluded from determinism comparisons (:data:`TIMING_COLUMNS`) and never enter the env's ``info``.
+
+Results that cannot go stale, and files that cannot tear:
+
+* **Cache on content.** Every row carries ``cache_key`` = hash of the scenario's *content*
+  (:func:`ddl_gym.fingerprint.scenario_fingerprint`: cluster, model, workload generator and
+  parameters, workload file bytes), the canonical policy spec, the bytes of an agent's files, and
+  the code (package version, git commit, uncommitted changes). A rerun reuses a row only if its key
+  matches; an edited scenario file or a retrained agent at the same path is recomputed.
+* **One writer per folder.** ``evaluate`` holds an exclusive lock on ``<out>/.ddl-gym.lock``; a
+  second run on the same folder stops with a one-line error instead of duplicating rows.
+* **Atomic files.** Whole-file writes go to a temporary file that is renamed over the target;
+  appends that fail (disk full, read-only folder) are cut back to the previous size and the run
+  stops with one line naming the file, so ``jobs.csv`` is never torn and integer columns stay
+  integers when read back (:func:`read_results` restores the dtypes).
+* **No orphans.** Worker processes watch the process that started them and exit when it dies
+  (``kill -9`` included); the forkserver then exits with them.
+
+Env-driven policies also report ``invalid_actions`` (steps whose action was masked, plus actions an
+agent wrapper replaced before the env saw them) and ``invalid_action_rate`` (per env step).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
+import errno
 import functools
 import math
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,12 +73,29 @@ from ddl_gym.sim.model import ConfigError
 ID_COLUMNS: tuple[str, ...] = ("scenario", "policy", "seed")
 #: Every column of ``summary.csv``, in file order.
 SUMMARY_COLUMNS: tuple[str, ...] = (
-    *ID_COLUMNS, *SUMMARY_KEYS, "decisions", "completed", "driver", "num_gpus", "num_servers",
-    "decision_time_s", "wall_time_s", "ddl_gym_version", "git_sha",
+    *ID_COLUMNS, *SUMMARY_KEYS, "decisions", "invalid_actions", "invalid_action_rate", "completed", "driver",
+    "num_gpus", "num_servers", "gpus_per_server", "decision_time_s", "wall_time_s", "ddl_gym_version", "git_sha",
+    "cache_key",
 )
 #: Wall-clock measurements: vary from run to run, so never compared for determinism.
 TIMING_COLUMNS: tuple[str, ...] = ("decision_time_s", "wall_time_s")
-_STRING_COLUMNS = ("scenario", "policy", "driver", "ddl_gym_version", "git_sha", "model", "gpu_ids")
+_STRING_COLUMNS = ("scenario", "policy", "driver", "ddl_gym_version", "git_sha", "model", "gpu_ids",
+                   "gpus_per_server", "cache_key")
+#: Integer columns of both files: restored to int64 when read back (a NaN would make pandas use float).
+_INT_COLUMNS = ("seed", "jobs", "decisions", "invalid_actions", "num_gpus", "num_servers",
+                "job_id", "gpus", "iterations", "n_servers")
+#: Job-record columns that are never empty in a complete row (``n_servers`` is 0 for a job that never ran).
+_JOB_REQUIRED = ("job_id", "arrival_s", "gpus", "iterations", "n_servers")
+#: Metrics where smaller is better (used for "better on k of n seeds" in paired comparisons).
+LOWER_IS_BETTER: frozenset[str] = frozenset({
+    "makespan_s", "avg_jct_s", "median_jct_s", "p95_jct_s", "avg_queue_s", "total_jct_s", "weighted_jct_s",
+    "avg_slowdown", "decision_time_s", "wall_time_s",
+})
+LOCK_FILE = ".ddl-gym.lock"
+#: ``cache_key`` of rows that may never be reused (policy objects, whose content cannot be hashed).
+NO_CACHE_KEY = "-"
+#: Plot files a results folder may hold; removed before plots are redrawn so none can linger.
+PLOT_PATTERNS: tuple[str, ...] = ("jct_cdf.png", "metrics.png", "gantt_*.png")
 
 #: Metrics of the Markdown table: (column, header, scale).
 TABLE_METRICS: tuple[tuple[str, str, float], ...] = (
@@ -157,20 +196,30 @@ def _format_number(x: float) -> str:
     return f"{x:.3g}"
 
 
+#: Marks a cell whose value is identical on every seed (no spread: more seeds add nothing).
+SAME_ON_EVERY_SEED = "‡"
+SAME_ON_EVERY_SEED_NOTE = (f"{SAME_ON_EVERY_SEED} identical on every seed: the workload and the policy are "
+                           "deterministic here, so more seeds add nothing (the interval has zero width).")
+
+
 def format_mean_ci(mean: float, half: float) -> str:
-    """``"5169 ± 120"``: the CI with two significant digits, the mean to the same decimals."""
+    """``"5169 ± 120"``: the CI with two significant digits, the mean to the same decimals.
+
+    A bare number means one seed (no interval); ``"x ‡"`` means every seed gave the same value.
+    """
     if not math.isfinite(mean):
         return "–"
     decimals = _decimals_for(half)
     if decimals < 0:
-        return _format_number(mean) if not math.isfinite(half) else f"{_format_number(mean)} ± 0"
+        return _format_number(mean) if not math.isfinite(half) else f"{_format_number(mean)} {SAME_ON_EVERY_SEED}"
     return f"{mean:.{decimals}f} ± {half:.{decimals}f}"
 
 
 def markdown_table(summary: pd.DataFrame, metrics: Sequence[tuple[str, str, float]] = TABLE_METRICS) -> str:
     """Markdown table of mean ± 95% CI over seeds, one row per (scenario, policy).
 
-    The scenario column appears only when the frame holds more than one scenario.
+    The scenario column appears only when the frame holds more than one scenario. Cells that are
+    identical on every seed are marked ``‡`` and explained below the table.
     """
     if summary.empty:
         return "(no results)"
@@ -180,12 +229,140 @@ def markdown_table(summary: pd.DataFrame, metrics: Sequence[tuple[str, str, floa
     header = (["scenario"] if multi else []) + ["policy", "seeds"] + [h for _, h, _ in present]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join(["---"] * (len(header) - len(present)) + ["---:"] * len(present)) + "|"]
+    same = False
     for row in table.itertuples(index=False):
         r = row._asdict()
         cells = ([str(r["scenario"])] if multi else []) + [str(r["policy"]), str(r["seeds"])]
-        cells += [format_mean_ci(r[f"{m}_mean"] * s, r[f"{m}_ci"] * s) for m, _, s in present]
+        for m, _, s in present:
+            cell = format_mean_ci(r[f"{m}_mean"] * s, r[f"{m}_ci"] * s)
+            same |= cell.endswith(SAME_ON_EVERY_SEED) and m not in TIMING_COLUMNS
+            cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
+    if same:
+        lines += ["", SAME_ON_EVERY_SEED_NOTE]
     return "\n".join(lines)
+
+
+#: Metrics of paired comparisons by default.
+PAIRED_METRICS: tuple[str, ...] = ("avg_jct_s", "makespan_s", "p95_jct_s")
+
+
+def paired_differences(summary: pd.DataFrame, reference: str,
+                       metrics: Sequence[str] = PAIRED_METRICS) -> pd.DataFrame:
+    """Per-seed paired differences of every policy against ``reference``, with 95% CIs.
+
+    For each scenario, policy and metric, on the seeds both policies ran: ``d_s = x_s − ref_s``
+    and ``r_s = 100·d_s / ref_s`` (percent). Pairing removes the between-seed variation of the
+    workload, so these intervals are much narrower than the difference of two unpaired means.
+
+    Returns:
+        One row per (scenario, policy, metric): ``seeds``, ``diff_mean``, ``diff_ci``,
+        ``rel_pct_mean``, ``rel_pct_ci`` (Student t, NaN for one seed), ``better`` (seeds where
+        the policy beats the reference, for metrics in :data:`LOWER_IS_BETTER`; else NaN) and
+        ``constant`` (every seed gave the same difference: extra seeds add nothing).
+
+    Raises:
+        ConfigError: ``reference`` is not in the summary, or a metric is missing.
+    """
+    reference = policy_label(reference)
+    if summary.empty or reference not in set(summary["policy"]):
+        known = ", ".join(sorted(set(summary["policy"]))) if not summary.empty else "none"
+        raise ConfigError(f"reference policy {reference!r} has no results here (policies: {known})")
+    missing = [m for m in metrics if m not in summary.columns]
+    if missing:
+        raise ConfigError(f"unknown metric {missing[0]!r}; choose from {', '.join(SUMMARY_KEYS)}")
+    rows: list[dict[str, Any]] = []
+    for scenario, frame in summary.groupby("scenario", sort=True):
+        ref = frame[frame["policy"] == reference].set_index("seed")
+        for policy, group in frame.groupby("policy", sort=True):
+            if policy == reference:
+                continue
+            mine = group.set_index("seed")
+            seeds = sorted(set(mine.index) & set(ref.index))
+            if not seeds:
+                continue
+            for metric in metrics:
+                x = mine.loc[seeds, metric].to_numpy(np.float64)
+                y = ref.loc[seeds, metric].to_numpy(np.float64)
+                diff = x - y
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    rel = np.where(y != 0, 100.0 * diff / y, np.nan)
+                d_mean, d_ci, _ = mean_ci(diff)
+                r_mean, r_ci, _ = mean_ci(rel)
+                better = float(np.sum(diff < 0)) if metric in LOWER_IS_BETTER else math.nan
+                rows.append({"scenario": scenario, "policy": policy, "reference": reference, "metric": metric,
+                             "seeds": len(seeds), "diff_mean": d_mean, "diff_ci": d_ci, "rel_pct_mean": r_mean,
+                             "rel_pct_ci": r_ci, "better": better,
+                             "constant": bool(len(seeds) > 1 and np.all(diff == diff[0]))})
+    return pd.DataFrame(rows, columns=["scenario", "policy", "reference", "metric", "seeds", "diff_mean", "diff_ci",
+                                       "rel_pct_mean", "rel_pct_ci", "better", "constant"])
+
+
+def _signed(x: float, decimals: int) -> str:
+    return f"{x:+.{decimals}f}".replace("-", "−")
+
+
+def paired_markdown(paired: pd.DataFrame) -> str:
+    """The paired comparison as a Markdown table: relative change % (absolute change) ± 95% CI."""
+    if paired.empty:
+        return "(no policy shares a seed with the reference)"
+    reference = paired["reference"].iloc[0]
+    metrics = list(dict.fromkeys(paired["metric"]))
+    multi = paired["scenario"].nunique() > 1
+    header = (["scenario"] if multi else []) + ["policy", "seeds"] + [f"{m} vs {reference}" for m in metrics]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join(["---"] * (len(header) - len(metrics)) + ["---:"] * len(metrics)) + "|"]
+    constant_seen = False
+    for (scenario, policy), group in paired.groupby(["scenario", "policy"], sort=False):
+        by_metric = group.set_index("metric")
+        n = int(group["seeds"].iloc[0])
+        cells = ([str(scenario)] if multi else []) + [str(policy), str(n)]
+        for metric in metrics:
+            r = by_metric.loc[metric]
+            if not math.isfinite(r["rel_pct_mean"]):
+                cells.append("–")
+                continue
+            if r["constant"]:
+                constant_seen = True
+                cell = f"{_signed(r['rel_pct_mean'], 1)}% ({_signed(r['diff_mean'], 0)}) {SAME_ON_EVERY_SEED}"
+            elif not math.isfinite(r["rel_pct_ci"]):
+                cell = f"{_signed(r['rel_pct_mean'], 1)}% ({_signed(r['diff_mean'], 0)})"
+            else:
+                dec = max(1, _decimals_for(r["rel_pct_ci"]))
+                cell = (f"{_signed(r['rel_pct_mean'], dec)}% ± {r['rel_pct_ci']:.{dec}f}% "
+                        f"({_signed(r['diff_mean'], 0)} ± {r['diff_ci']:.0f})")
+            if math.isfinite(r["better"]):
+                cell += f", better on {int(r['better'])}/{n}"
+            cells.append(cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"Cells: mean over seeds of the per-seed relative change against `{reference}` ± half-width of its "
+              "95% CI (Student t), then the absolute change in the metric's unit; negative is lower. "
+              "Only seeds both policies ran are paired."]
+    if constant_seen:
+        lines.append(SAME_ON_EVERY_SEED_NOTE)
+    return "\n".join(lines)
+
+
+def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_METRICS, *,
+            write: bool = True) -> tuple[pd.DataFrame, str]:
+    """Paired comparison of a results folder against ``reference`` (``ddl-gym compare``).
+
+    Writes ``paired_<reference>.csv`` and ``.md`` next to ``summary.csv`` when ``write``.
+
+    Returns:
+        ``(paired rows, Markdown table)``.
+    """
+    out = Path(out)
+    if not (out / SUMMARY_FILE).exists():
+        raise ConfigError(f"{out / SUMMARY_FILE}: not found; run `ddl-gym eval --out {out}` first")
+    summary, _ = read_results(out)
+    paired = paired_differences(summary, reference, metrics)
+    text = paired_markdown(paired)
+    if write:
+        stem = f"paired_{_slug(policy_label(reference))}"
+        _write_csv_atomic(paired, out / f"{stem}.csv")
+        _write_text_atomic(out / f"{stem}.md", f"# Paired comparison against {policy_label(reference)}\n\n{text}\n")
+    return paired, text
 
 
 # ============================================================================ provenance
@@ -257,36 +434,42 @@ def split_policy_list(text: str) -> list[str]:
 
 
 def is_agent_spec(spec: str) -> bool:
-    """Whether ``spec`` names a saved agent (``"NAME:PATH"``) rather than a registry policy."""
-    return ":" in spec and not spec.strip().lower().startswith("mcts")  # mcts:... is a registry spec
+    """Whether ``spec`` names a saved agent (``"maskable-ppo:PATH"``, ``"ppo:PATH"``) rather than a registry policy."""
+    from ddl_gym.baselines.registry import is_agent_spec as _is_agent
+
+    return _is_agent(spec)
 
 
 def load_policy_spec(spec: str) -> Any:
     """A policy object for a registry name (``"srsf+pack"``) or an agent spec (``"NAME:PATH"``).
 
     Raises:
-        ConfigError: unknown name, or an agent spec without the agents package / RL extra.
+        ConfigError: unknown name, bad agent file, or an agent spec without the agents package / RL extra.
     """
     if is_agent_spec(spec):
         try:
             from ddl_gym.agents import load_policy
-
-            return load_policy(spec)
         except ImportError as exc:  # the agents package or its RL dependencies are missing
             raise ConfigError(
                 f"policy {spec!r} is an agent (NAME:PATH) but agents are unavailable ({exc}); "
                 "install the RL extra: pip install 'ddl-gym[rl]'"
             ) from None
+        try:
+            return load_policy(spec)
+        except ImportError as exc:
+            raise ConfigError(f"policy {spec!r} needs {getattr(exc, 'name', None) or exc}; "
+                              "install the RL extra: pip install 'ddl-gym[rl]'") from None
     from ddl_gym.baselines import make_policy
 
     return make_policy(spec)
 
 
 def policy_label(policy: str | Any) -> str:
-    """The name a policy's rows carry: the registry name (lower case), the agent spec, or ``.name``."""
+    """The name a policy's rows carry: the canonical spec (aliases folded), the agent spec, or ``.name``."""
     if isinstance(policy, str):
-        spec = policy.strip()
-        return spec if is_agent_spec(spec) else spec.lower()
+        from ddl_gym.baselines.registry import canonical_name
+
+        return canonical_name(policy)
     name = getattr(policy, "name", None)
     if not name:
         raise ConfigError(f"policy object {policy!r} has no 'name' attribute")
@@ -315,10 +498,13 @@ def _portable_spec(spec: str) -> str:
 def _check_engine(policy: Any, label: str, scenario: Scenario) -> None:
     """Job-level drivers (native ``schedule``, the env) cannot run a task-level scenario."""
     driver = policy_driver(policy)
+    check = getattr(policy, "check_scenario", None)  # a policy's own requirements (A-SRPT: pipeline jobs)
+    if callable(check):
+        check(scenario)
     if scenario.engine == "task" and driver in ("native", "env"):
         raise ConfigError(
             f"policy {label!r} drives the job-level simulator but scenario {scenario.name!r} uses the task-level "
-            "engine; pick a task-level policy (e.g. ada-srsf, lwf1+srsf1) or the scenario's job-level variant"
+            "engine; pick a task-level policy (e.g. ada-srsf, srsf1+lwf1) or the scenario's job-level variant"
         )
 
 
@@ -331,6 +517,8 @@ class EpisodeRun:
     driver: str
     decision_time_s: float  # wall time inside the policy's decisions (simulator work excluded where separable)
     wall_time_s: float  # wall time of the whole episode
+    invalid_actions: int = 0  # env-driven: masked actions the env saw + actions the agent wrapper replaced
+    env_steps: int = 0  # env-driven: steps taken (0 for the other drivers)
 
 
 class _TimedSimulator(Simulator):
@@ -387,7 +575,7 @@ def run_env_policy(
     *,
     env_kwargs: Mapping[str, Any] | None = None,
     debug: bool = False,
-) -> tuple[SimResult, float]:
+) -> tuple[SimResult, float, int, int]:
     """Drive the Gymnasium env with any object that has ``act(obs, action_mask, info) -> int``.
 
     Builds ``DDLClusterEnv(scenario, **env_kwargs)`` (``env_kwargs`` defaults to the policy's own
@@ -395,13 +583,18 @@ def run_env_policy(
     ``scenario.episode(seed)`` — and steps until ``terminated`` or ``truncated``.
 
     Returns:
-        The env's records (``env.result()``) and the seconds spent inside ``reset``/``act``.
+        ``(records, seconds inside reset/act, invalid actions, env steps)``. Invalid actions are
+        the steps whose ``info["invalid_action"]`` is true (the env masked the action) plus the
+        actions the policy itself replaced before the env saw them (its ``invalid_replacements``
+        counter, e.g. plain PPO agents).
     """
     from ddl_gym.envs.cluster_env import DDLClusterEnv
 
     kwargs = dict(getattr(policy, "env_kwargs", None) or {}) if env_kwargs is None else dict(env_kwargs)
     kwargs.setdefault("debug", debug)
     env = DDLClusterEnv(scenario, **kwargs)
+    invalid = 0
+    steps = 0
     try:
         obs, info = env.reset(seed=seed)
         t0 = time.perf_counter()
@@ -415,22 +608,26 @@ def run_env_policy(
             action = policy.act(obs, mask, info)
             decision += time.perf_counter() - t0
             obs, _, terminated, truncated, info = env.step(int(action))
+            steps += 1
+            invalid += bool(info.get("invalid_action", False))
             if terminated or truncated:
                 break
         result = env.result()
     finally:
         env.close()
+    invalid += int(getattr(policy, "invalid_replacements", 0) or 0)
     if not result.policy:
         result.policy = policy_label(policy)
-    return result, decision
+    return result, decision, invalid, steps
 
 
 def simulate(policy: Any, scenario: Scenario, seed: int, *, debug: bool = False) -> EpisodeRun:
     """Run ``policy`` on ``scenario.episode(seed)`` with the driver its methods call for."""
     driver = policy_driver(policy)
     t_start = time.perf_counter()
+    invalid = steps = 0
     if driver == "env":
-        result, decision = run_env_policy(policy, scenario, seed, debug=debug)
+        result, decision, invalid, steps = run_env_policy(policy, scenario, seed, debug=debug)
     else:
         cluster, workload = scenario.episode(seed)
         rng = np.random.default_rng(seed)
@@ -444,7 +641,7 @@ def simulate(policy: Any, scenario: Scenario, seed: int, *, debug: bool = False)
             result = run_policy(sim, timed, rng)
             decision = max(0.0, timed.seconds - sim._harness_start_s)
     return EpisodeRun(result=result, driver=driver, decision_time_s=decision,
-                      wall_time_s=time.perf_counter() - t_start)
+                      wall_time_s=time.perf_counter() - t_start, invalid_actions=invalid, env_steps=steps)
 
 
 # ============================================================================ one (policy, seed) pair
@@ -458,6 +655,28 @@ class _PairTask:
     seed: int
     debug: bool
     provenance: tuple[str, str] = ("", "")  # (ddl_gym version, git SHA), taken once by the parent
+    cache_key: str = "-"  # content key of (scenario, policy, code); "-" = never reused
+
+
+def _run_length(counts: Sequence[int]) -> str:
+    """``(4, 4, 4, 8)`` -> ``"3x4,1x8"`` (servers x GPUs, in server order)."""
+    parts: list[str] = []
+    for value in counts:
+        if parts and parts[-1].split("x")[1] == str(value):
+            n, g = parts[-1].split("x")
+            parts[-1] = f"{int(n) + 1}x{g}"
+        else:
+            parts.append(f"1x{value}")
+    return ",".join(parts)
+
+
+def gpus_per_server_from_text(text: str) -> list[int]:
+    """Inverse of the ``gpus_per_server`` column: ``"3x4,1x8"`` -> ``[4, 4, 4, 8]``."""
+    out: list[int] = []
+    for part in filter(None, str(text).split(",")):
+        n, _, g = part.partition("x")
+        out += [int(g)] * int(n)
+    return out
 
 
 def _pair_records(task: _PairTask, scenario: Scenario, run: EpisodeRun) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -466,14 +685,18 @@ def _pair_records(task: _PairTask, scenario: Scenario, run: EpisodeRun) -> tuple
     row.update(result.summary())
     row.update({
         "decisions": int(result.decisions),
+        "invalid_actions": int(run.invalid_actions),
+        "invalid_action_rate": float(run.invalid_actions / run.env_steps) if run.env_steps else 0.0,
         "completed": bool(result.completed),
         "driver": run.driver,
         "num_gpus": int(result.cluster.num_gpus),
         "num_servers": int(result.cluster.num_servers),
+        "gpus_per_server": _run_length(result.cluster.gpus_per_server),
         "decision_time_s": float(run.decision_time_s),
         "wall_time_s": float(run.wall_time_s),
         "ddl_gym_version": task.provenance[0],
         "git_sha": task.provenance[1],
+        "cache_key": task.cache_key,
     })
     jobs: dict[str, Any] = {"scenario": scenario.name, "policy": task.label, "seed": task.seed}
     jobs.update(result.job_records())
@@ -485,13 +708,42 @@ def _run_pair(task: _PairTask) -> tuple[dict[str, Any], dict[str, Any]]:
     scenario = resolve_scenario(task.scenario, task.workload_csv, task.drop_oversized)
     policy = load_policy_spec(task.policy) if isinstance(task.policy, str) else task.policy
     run = simulate(policy, scenario, task.seed, debug=task.debug)
+    if run.result.workload.num_jobs == 0:  # an empty episode would "complete" with jobs=0: it is an input error
+        raise ConfigError(f"scenario {scenario.name!r} seed {task.seed} has no jobs; nothing to evaluate")
     return _pair_records(task, scenario, run)
 
 
-def _worker_init() -> None:
+def _process_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, killed but not yet reaped, counts as dead)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _watch_parent(pid: int, interval_s: float) -> None:
+    while True:
+        time.sleep(interval_s)
+        if not _process_alive(pid):
+            os._exit(1)  # the evaluation that wanted our result is gone (kill -9, SIGTERM): stop now
+
+
+def _worker_init(parent_pid: int | None = None, interval_s: float = 0.5) -> None:
     # One process per pair already saturates the cores; keep torch/BLAS from oversubscribing them.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    # Pool workers are children of the forkserver, not of the evaluating process, and block forever
+    # on their task queue if that process dies without shutting the pool down: watch it instead.
+    if parent_pid is not None:
+        threading.Thread(target=_watch_parent, args=(parent_pid, interval_s), daemon=True,
+                         name="ddl-gym-parent-watch").start()
 
 
 # ============================================================================ files
@@ -506,8 +758,9 @@ def _canonical(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.
     for col in _STRING_COLUMNS:
         if col in frame.columns:
             frame[col] = frame[col].fillna("").astype(str)
-    if "seed" in frame.columns and len(frame):
-        frame["seed"] = frame["seed"].astype(np.int64)
+    for col in _INT_COLUMNS:  # back to int64 unless a value is missing (rows from an older version)
+        if col in frame.columns and len(frame) and frame[col].dtype != np.int64 and frame[col].notna().all():
+            frame[col] = frame[col].astype(np.int64)
     if "completed" in frame.columns and frame["completed"].dtype != bool:
         frame["completed"] = frame["completed"].map(lambda v: str(v).lower() == "true").astype(bool)
     return frame
@@ -519,8 +772,11 @@ def _read_csv(path: Path) -> pd.DataFrame:
         frame = pd.read_csv(path, dtype=dtype)
     except pd.errors.EmptyDataError:
         return pd.DataFrame()
-    except pd.errors.ParserError as exc:
-        raise ConfigError(f"{path}: cannot read results file: {exc}") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read results file ({str(exc).splitlines()[0]}); "
+                          "move it away or rerun with --overwrite into another folder") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read results file ({exc.strerror or exc})") from None
     return frame
 
 
@@ -528,7 +784,8 @@ def read_results(out: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``summary.csv`` and ``jobs.csv`` of a results folder, cleaned of incomplete rows.
 
     A summary row is complete when its metric columns parse; job rows count only if their pair
-    has a summary row (rows are appended jobs-first, so a crash mid-pair leaves orphan job rows).
+    has a summary row (rows are appended jobs-first, so a crash mid-pair leaves orphan job rows),
+    and a job appearing twice for one pair keeps its last row. Integer columns come back as int64.
     """
     out = Path(out)
     summary_path, jobs_path = out / SUMMARY_FILE, out / JOBS_FILE
@@ -537,16 +794,29 @@ def read_results(out: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     if summary.empty or any(c not in summary.columns for c in (*ID_COLUMNS, *SUMMARY_KEYS)):
         return _canonical(pd.DataFrame(columns=list(SUMMARY_COLUMNS))), pd.DataFrame()
     # A row cut short by a crash misses its trailing columns; the version is never empty when complete.
-    required = [*ID_COLUMNS, *SUMMARY_KEYS] + [c for c in ("decision_time_s", "ddl_gym_version") if c in summary]
+    # cache_key is the last column and never empty ("-" for rows that may not be reused), so a row torn
+    # anywhere before it is dropped here (a key cut short cannot match, so it is recomputed anyway).
+    required = [*ID_COLUMNS, *SUMMARY_KEYS] + [c for c in ("decision_time_s", "ddl_gym_version", "cache_key")
+                                               if c in summary]
     summary = summary.dropna(subset=required).copy()
+    summary = summary[pd.to_numeric(summary["seed"], errors="coerce").notna()]
     summary = summary.drop_duplicates(subset=list(ID_COLUMNS), keep="last")
     summary = _canonical(summary, SUMMARY_COLUMNS)
     if not jobs.empty and all(c in jobs.columns for c in ID_COLUMNS):
         jobs = jobs.dropna(subset=list(ID_COLUMNS)).copy()
-        jobs = _canonical(jobs)
+        jobs = jobs[pd.to_numeric(jobs["seed"], errors="coerce").notna()]
+        jobs["seed"] = jobs["seed"].astype(np.float64).astype(np.int64)
+        # A job row cut short misses its trailing columns: its whole pair is incomplete and is recomputed.
+        torn = jobs[list(c for c in _JOB_REQUIRED if c in jobs.columns)].isna().any(axis=1)
+        if torn.any():
+            bad = set(zip(jobs.loc[torn, "scenario"], jobs.loc[torn, "policy"], jobs.loc[torn, "seed"]))
+            summary = summary[[k not in bad for k in zip(summary["scenario"], summary["policy"], summary["seed"])]]
         keys = set(zip(summary["scenario"], summary["policy"], summary["seed"]))
-        jobs_keys = list(zip(jobs["scenario"], jobs["policy"], jobs["seed"]))
-        jobs = jobs[[k in keys for k in jobs_keys]].reset_index(drop=True)
+        jobs_keys = list(zip(jobs["scenario"].astype(str), jobs["policy"].astype(str), jobs["seed"]))
+        jobs = jobs[[k in keys for k in jobs_keys]]
+        if "job_id" in jobs.columns:
+            jobs = jobs.drop_duplicates(subset=[*ID_COLUMNS, "job_id"], keep="last")
+        jobs = _canonical(jobs.reset_index(drop=True))
     else:
         jobs = pd.DataFrame()
     return _sort_summary(summary), _sort_jobs(jobs)
@@ -567,21 +837,68 @@ def _sort_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     return jobs.iloc[order].reset_index(drop=True)
 
 
+def _write_error(path: Path, exc: OSError) -> ConfigError:
+    hint = {errno.ENOSPC: "the disk is full", errno.EROFS: "the file system is read-only",
+            errno.EACCES: "permission denied", errno.EDQUOT: "the disk quota is exhausted"}.get(exc.errno or 0)
+    reason = hint or exc.strerror or str(exc)
+    return ConfigError(f"cannot write {path}: {reason}; the results already written there are kept intact")
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file in the same folder, flush it to disk, then rename it over ``path``."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise _write_error(path, exc) from None
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    _write_bytes_atomic(path, text.encode("utf-8"))
+
+
 def _write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    frame.to_csv(tmp, index=False)
-    os.replace(tmp, path)
+    _write_bytes_atomic(path, frame.to_csv(index=False).encode("utf-8"))
 
 
 def _append_csv(frame: pd.DataFrame, path: Path) -> None:
-    if path.exists() and path.stat().st_size > 0:
+    """Append rows in one write; on failure cut the file back to its old size (never a torn row)."""
+    exists = path.exists() and path.stat().st_size > 0
+    if exists:
         header = pd.read_csv(path, nrows=0).columns.tolist()
         for col in header:
             if col not in frame.columns:
                 frame[col] = np.nan
-        frame[header].to_csv(path, mode="a", header=False, index=False)
+        text = frame[header].to_csv(index=False, header=False)
     else:
-        frame.to_csv(path, index=False)
+        text = frame.to_csv(index=False)
+    data = text.encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    size = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            pass
+        raise _write_error(path, exc) from None
+    finally:
+        os.close(fd)
 
 
 def _slug(text: str) -> str:
@@ -592,11 +909,22 @@ def _slug(text: str) -> str:
     return "".join(keep).strip("_") or "policy"
 
 
+def _remove_stale_plots(out: Path) -> None:
+    for pattern in PLOT_PATTERNS:
+        for old in out.glob(pattern):
+            try:
+                old.unlink()
+            except OSError as exc:
+                raise _write_error(old, exc) from None
+
+
 def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
     """Write ``summary.md`` and the plots of a results folder from its CSV files only.
 
-    Plots: ``jct_cdf.png`` (JCT CDF per policy), ``metrics.png`` (bars with 95% CI error bars) and
-    ``gantt_<policy>.png`` (GPU occupancy for each policy's lowest seed, shaded by slowdown).
+    Plots: ``jct_cdf.png`` (JCT CDF per policy), ``metrics.png`` (bars with 95% CI error bars, in the
+    table's order) and ``gantt_<policy>.png`` (GPU occupancy for each policy's lowest seed, shaded by
+    slowdown; every Gantt chart of the folder shares one time axis and one colour scale). Plots of an
+    earlier run in the same folder are removed first, so none can linger (also with ``plots=False``).
 
     Returns:
         The files written.
@@ -605,24 +933,44 @@ def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
     summary, jobs = read_results(out)
     written: list[Path] = []
     md = out / MARKDOWN_FILE
-    md.write_text(_markdown_report(summary))
+    _write_text_atomic(md, _markdown_report(summary))
     written.append(md)
+    _remove_stale_plots(out)
     if not plots or summary.empty:
         return written
     from ddl_gym import plots as plotting
 
-    if not jobs.empty:
-        written.append(plotting.plot_jct_cdf(jobs, out / "jct_cdf.png"))
-    written.append(plotting.plot_metric_bars(summary, out / "metrics.png"))
-    multi = summary["scenario"].nunique() > 1
-    if not jobs.empty:
-        for (scenario, policy), group in summary.groupby(["scenario", "policy"], sort=True):
-            seed = int(group["seed"].min())
-            num_gpus = int(group.loc[group["seed"] == seed, "num_gpus"].iloc[0])
-            rows = jobs[(jobs["scenario"] == scenario) & (jobs["policy"] == policy) & (jobs["seed"] == seed)]
-            name = f"gantt_{_slug(scenario) + '_' if multi else ''}{_slug(policy)}.png"
-            title = f"{scenario}: {policy}, seed {seed}" if multi else f"{policy} (seed {seed})"
-            written.append(plotting.plot_gantt(rows, num_gpus, out / name, title=title))
+    order = list(aggregate(summary, [TABLE_METRICS[0][0]])["policy"])  # the Markdown table's order
+    try:
+        if not jobs.empty:
+            written.append(plotting.plot_jct_cdf(jobs, out / "jct_cdf.png", order=order))
+        written.append(plotting.plot_metric_bars(summary, out / "metrics.png", order=order))
+        multi = summary["scenario"].nunique() > 1
+        if not jobs.empty:
+            charts = []
+            for (scenario, policy), group in summary.groupby(["scenario", "policy"], sort=True):
+                seed = int(group["seed"].min())
+                first = group.loc[group["seed"] == seed].iloc[0]
+                rows = jobs[(jobs["scenario"] == scenario) & (jobs["policy"] == policy) & (jobs["seed"] == seed)]
+                servers = gpus_per_server_from_text(first.get("gpus_per_server", "")) or None
+                n_gpus, n_servers = int(first["num_gpus"]), int(first.get("num_servers", 0) or 0)
+                if servers is None and n_servers > 0 and n_gpus % n_servers == 0:  # files from before the column
+                    servers = [n_gpus // n_servers] * n_servers
+                name = f"gantt_{_slug(scenario) + '_' if multi else ''}{_slug(policy)}.png"
+                label = plotting.short_label(policy, others=list(summary["policy"].unique()))
+                title = f"{scenario}: {label}, seed {seed}" if multi else f"{label} (seed {seed})"
+                charts.append((rows, int(first["num_gpus"]), servers, out / name, title))
+            # One time axis and one colour scale for every chart, so they compare at a glance.
+            horizon = max((float(np.nanmax(r["finish_s"].to_numpy(float))) for r, *_ in charts
+                           if len(r) and np.isfinite(r["finish_s"].to_numpy(float)).any()), default=1.0)
+            slowdowns = np.concatenate([r["slowdown"].to_numpy(float) for r, *_ in charts if "slowdown" in r]
+                                       or [np.ones(1)])
+            top = float(np.nanmax(slowdowns[np.isfinite(slowdowns)])) if np.isfinite(slowdowns).any() else 1.0
+            for rows, num_gpus, servers, path, title in charts:
+                written.append(plotting.plot_gantt(rows, num_gpus, path, title=title, horizon_s=horizon,
+                                                   max_slowdown=top, gpus_per_server=servers))
+    except OSError as exc:
+        raise _write_error(getattr(exc, "filename", None) and Path(exc.filename) or out, exc) from None
     return written
 
 
@@ -644,6 +992,16 @@ def _markdown_report(summary: pd.DataFrame) -> str:
         "",
         f"ddl-gym {versions}, git {shas}. Decision time is wall-clock time inside the policy's decisions.",
     ]
+    fixed = sorted(s for s in summary["scenario"].unique() if "@" in str(s))
+    if fixed and len(seeds) > 1:
+        lines.append(f"\nScenario(s) {', '.join(f'`{s}`' for s in fixed)} replay one workload file on every seed: "
+                     "only seeded policies (random placement, MCTS, sampled agents) can differ between seeds.")
+    invalid = summary[pd.to_numeric(summary.get("invalid_actions"), errors="coerce").fillna(0) > 0] \
+        if "invalid_actions" in summary else summary.iloc[0:0]
+    if len(invalid):
+        rates = invalid.groupby("policy")["invalid_action_rate"].mean()
+        shown = ", ".join(f"`{p}` {100 * r:.1f}%" for p, r in rates.items())
+        lines.append(f"\nInvalid (masked or replaced) actions per env step: {shown} (`invalid_actions` in summary.csv).")
     if incomplete:
         lines.append(f"\n**{incomplete} run(s) did not finish every job** (see `completed` in summary.csv).")
     return "\n".join(lines) + "\n"
@@ -653,6 +1011,41 @@ def _seed_text(seeds: Sequence[int]) -> str:
     if seeds and list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))) and len(seeds) > 2:
         return f"{seeds[0]}–{seeds[-1]}"
     return ", ".join(str(s) for s in seeds)
+
+
+# ============================================================================ the folder lock
+@contextmanager
+def results_lock(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``out/.ddl-gym.lock`` (one writer per results folder).
+
+    Raises:
+        ConfigError: another process holds it (its pid is named), or the folder is not writable.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory locks, run unguarded
+        yield
+        return
+    path = out / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            raise ConfigError(f"{out}: another ddl-gym run (pid {holder}) is writing results here; wait for it "
+                              "to finish or choose another --out") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:
+            raise _write_error(path, exc) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock (also released by the kernel if this process dies)
 
 
 # ============================================================================ evaluate
@@ -666,6 +1059,7 @@ class EvalResults:
         out: the results folder, if any.
         reused: how many pairs were taken from existing files instead of being run.
         files: the files written.
+        stale: how many existing rows were recomputed because their inputs changed (``cache_key``).
     """
 
     summary: pd.DataFrame
@@ -673,6 +1067,7 @@ class EvalResults:
     out: Path | None = None
     reused: int = 0
     files: list[Path] = field(default_factory=list)
+    stale: int = 0
 
     @property
     def markdown(self) -> str:
@@ -684,21 +1079,34 @@ class EvalResults:
         return aggregate(self.summary, metrics)
 
 
+#: Most seeds one evaluation accepts (each is a full episode per policy).
+MAX_SEEDS = 100_000
+#: Seeds are stored as int64 and fed to ``np.random.default_rng``.
+MAX_SEED = 2**63 - 1
+#: Most worker processes (each imports the package and holds an episode in memory).
+MAX_WORKERS = 256
+
+
 def _as_seed_list(seeds: Sequence[int] | int) -> list[int]:
+    if isinstance(seeds, (bool, np.bool_)):
+        raise ConfigError(f"seeds must be a count or a list of integers, got {seeds!r}")
     if isinstance(seeds, (int, np.integer)):
-        if seeds < 1:
-            raise ConfigError(f"number of seeds must be >= 1, got {seeds}")
+        if not 1 <= seeds <= MAX_SEEDS:
+            raise ConfigError(f"number of seeds must be in [1, {MAX_SEEDS:,}], got {seeds}")
         return list(range(int(seeds)))
-    out: list[int] = []
+    out: dict[int, None] = {}
     for s in seeds:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
+            raise ConfigError(f"seeds must be integers, got {s!r}")
         s = int(s)
-        if s < 0:
-            raise ConfigError(f"seeds must be >= 0, got {s}")
-        if s not in out:
-            out.append(s)
+        if not 0 <= s <= MAX_SEED:
+            raise ConfigError(f"seeds must be in [0, 2**63-1], got {s}")
+        out[s] = None
+        if len(out) > MAX_SEEDS:
+            raise ConfigError(f"more than {MAX_SEEDS:,} seeds")
     if not out:
         raise ConfigError("no seeds given")
-    return out
+    return list(out)
 
 
 def _scenario_for_workers(scenario: str | Path | Scenario) -> str | Scenario:
@@ -709,6 +1117,43 @@ def _scenario_for_workers(scenario: str | Path | Scenario) -> str | Scenario:
     if key not in SCENARIOS and Path(key).exists():
         return str(Path(key).resolve())  # workers may not share this process's working directory
     return key
+
+
+def _agent_files(spec: str) -> list[Path]:
+    """The files an agent spec loads (zip, metadata sidecar, normalisation statistics)."""
+    _, _, text = spec.partition(":")
+    path = Path(text.strip())
+    if path.is_dir():
+        path = path / "agent.zip"
+    if path.suffix != ".zip":
+        path = path.with_suffix(".zip")
+    return [path, path.with_suffix(".json"), path.with_name("vecnormalize.pkl"),
+            path.with_name(f"{path.stem}.vecnormalize.pkl")]
+
+
+def policy_fingerprint(spec: str) -> str:
+    """Content key of a policy spec: the canonical spec plus the bytes of every agent file it loads."""
+    from ddl_gym.fingerprint import file_digest, fingerprint
+
+    label = policy_label(spec)
+    agents = [label] if is_agent_spec(label) else [
+        value for item in label.partition(":")[2].split(",")
+        for key, _, value in [item.partition("=")] if key.strip() == "policy" and is_agent_spec(value)]
+    files = {str(f): file_digest(f) for a in agents for f in _agent_files(a)}
+    return fingerprint({"spec": label, "files": files})
+
+
+def run_cache_key(scenario: Scenario, policy: str | Any) -> str:
+    """The ``cache_key`` of a (scenario, policy) pair: scenario content, policy content and code.
+
+    Policy *objects* (not specs) cannot be fingerprinted: their rows get ``"-"`` and are never reused.
+    """
+    if not isinstance(policy, str):
+        return NO_CACHE_KEY
+    from ddl_gym.fingerprint import code_fingerprint, fingerprint, scenario_fingerprint
+
+    return fingerprint({"scenario": scenario_fingerprint(scenario), "policy": policy_fingerprint(policy),
+                        "code": code_fingerprint()})[:24]
 
 
 def evaluate(
@@ -742,7 +1187,8 @@ def evaluate(
             warning) instead of failing.
         progress: show a tqdm progress bar (stderr).
         debug: check simulator invariants after every event (slow).
-        overwrite: recompute pairs already in ``out/summary.csv`` (default: reuse them).
+        overwrite: recompute pairs already in ``out/summary.csv`` (default: reuse the rows whose
+            ``cache_key`` still matches, recompute the others).
         plots: write plots (``summary.md`` is always written when ``out`` is given).
         echo: print the Markdown table to stdout (also returned as ``EvalResults.markdown``).
 
@@ -750,9 +1196,10 @@ def evaluate(
         :class:`EvalResults` for exactly the requested pairs, sorted by (scenario, policy, seed).
 
     Raises:
-        ConfigError: unknown scenario/policy, bad scenario or workload file. Raised before any
-            pair runs. A pair that fails later does not stop the others; their rows are written,
-            then the first error is raised.
+        ConfigError: unknown scenario/policy, bad scenario or workload file, a folder another run is
+            writing to, or an output file that cannot be written. Raised before any pair runs,
+            except write errors. A pair that fails later does not stop the others; their rows are
+            written, then the first error is raised.
     """
     if isinstance(policies, str):  # "fifo+pack" or "fifo+pack,srsf+ca": not a sequence of characters
         policies = split_policy_list(policies)
@@ -772,26 +1219,60 @@ def evaluate(
         entries[label] = _portable_spec(label) if isinstance(policy, str) else policy
     if not entries:
         raise ConfigError("no policies given")
+    if workers is not None and not 1 <= int(workers) <= MAX_WORKERS:
+        raise ConfigError(f"workers must be in [1, {MAX_WORKERS}], got {workers}")
+    keys = {label: run_cache_key(resolved, entry) for label, entry in entries.items()}
 
     out_path = Path(out) if out is not None else None
+    if out_path is None:
+        return _evaluate_into(None, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
+                              workers, progress, debug, overwrite, plots, echo)
+    try:
+        out_path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create results folder {out_path}: {exc.strerror or exc}") from None
+    if not out_path.is_dir():
+        raise ConfigError(f"{out_path}: not a folder; --out must name a folder")
+    with results_lock(out_path):
+        return _evaluate_into(out_path, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
+                              workers, progress, debug, overwrite, plots, echo)
+
+
+class _StopEvaluation(Exception):
+    """An error that must stop the whole evaluation (results can no longer be written)."""
+
+
+def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Path | Scenario,
+                   entries: dict[str, str | Any], keys: dict[str, str], seed_list: list[int], csv_text: str | None,
+                   drop_oversized: bool, workers: int | None, progress: bool, debug: bool, overwrite: bool,
+                   plots: bool, echo: bool) -> EvalResults:
     wanted = [(resolved.name, label, seed) for label in entries for seed in seed_list]
     wanted_set = set(wanted)
 
     existing_summary = pd.DataFrame()
     existing_jobs = pd.DataFrame()
+    stale = 0
     if out_path is not None:
-        out_path.mkdir(parents=True, exist_ok=True)
         existing_summary, existing_jobs = read_results(out_path)
-        if overwrite and not existing_summary.empty:
-            keys = list(zip(existing_summary["scenario"], existing_summary["policy"], existing_summary["seed"]))
-            existing_summary = existing_summary[[k not in wanted_set for k in keys]].reset_index(drop=True)
-            if not existing_jobs.empty:
+        if not existing_summary.empty:
+            # A wanted pair is reusable only if its row was computed from the same content.
+            ids = list(zip(existing_summary["scenario"], existing_summary["policy"], existing_summary["seed"]))
+            row_keys = existing_summary["cache_key"].tolist()
+            drop = [k in wanted_set and (overwrite or rk in ("", NO_CACHE_KEY) or rk != keys[k[1]])
+                    for k, rk in zip(ids, row_keys)]
+            stale = 0 if overwrite else sum(drop)
+            dropped = {k for k, d in zip(ids, drop) if d}
+            existing_summary = existing_summary[[not d for d in drop]].reset_index(drop=True)
+            if not existing_jobs.empty and dropped:
                 jkeys = list(zip(existing_jobs["scenario"], existing_jobs["policy"], existing_jobs["seed"]))
-                existing_jobs = existing_jobs[[k not in wanted_set for k in jkeys]].reset_index(drop=True)
-        # Rewrite without partial/overwritten rows so appends below start from a clean state.
+                existing_jobs = existing_jobs[[k not in dropped for k in jkeys]].reset_index(drop=True)
+        # Rewrite without partial/stale rows so appends below start from a clean state.
         for frame, name in ((existing_summary, SUMMARY_FILE), (existing_jobs, JOBS_FILE)):
             if frame.empty:
-                (out_path / name).unlink(missing_ok=True)
+                try:
+                    (out_path / name).unlink(missing_ok=True)
+                except OSError as exc:
+                    raise _write_error(out_path / name, exc) from None
             else:
                 _write_csv_atomic(frame, out_path / name)
 
@@ -803,13 +1284,11 @@ def evaluate(
 
     handle = _scenario_for_workers(scenario)
     provenance = (package_version(), git_sha())
-    tasks = [_PairTask(handle, csv_text, drop_oversized, entries[label], label, seed, debug, provenance)
+    tasks = [_PairTask(handle, csv_text, drop_oversized, entries[label], label, seed, debug, provenance, keys[label])
              for (_, label, seed) in todo]
     # Pairs with a picklable handle and a policy given by name may go to worker processes.
     portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)]
-    n_workers = workers if workers is not None else min(os.cpu_count() or 1, max(1, len(portable)))
-    if n_workers < 1:
-        raise ConfigError(f"workers must be >= 1, got {n_workers}")
+    n_workers = int(workers) if workers is not None else min(os.cpu_count() or 1, max(1, len(portable)))
     pool_idx = set(portable) if n_workers > 1 and len(portable) > 1 else set()
     pool_tasks = [t for i, t in enumerate(tasks) if i in pool_idx]
     serial_tasks = [t for i, t in enumerate(tasks) if i not in pool_idx]
@@ -824,8 +1303,11 @@ def evaluate(
         jobs_frame = _canonical(pd.DataFrame(jobs))
         new_summary[key], new_jobs[key] = summary_frame, jobs_frame
         if out_path is not None:  # jobs first: a summary row implies its job rows are complete
-            _append_csv(jobs_frame.copy(), out_path / JOBS_FILE)
-            _append_csv(summary_frame.copy(), out_path / SUMMARY_FILE)
+            try:
+                _append_csv(jobs_frame.copy(), out_path / JOBS_FILE)
+                _append_csv(summary_frame.copy(), out_path / SUMMARY_FILE)
+            except ConfigError as exc:
+                raise _StopEvaluation(str(exc)) from None
 
     from tqdm.auto import tqdm
 
@@ -833,25 +1315,7 @@ def evaluate(
                file=sys.stderr, dynamic_ncols=True)
     try:
         if pool_tasks:
-            import multiprocessing
-
-            # forkserver: children start clean (no inherited torch/OpenMP threads, which can hang after fork).
-            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-            with ProcessPoolExecutor(max_workers=min(n_workers, len(pool_tasks)),
-                                     mp_context=multiprocessing.get_context(method),
-                                     initializer=_worker_init) as pool:
-                pending: dict[Future, _PairTask] = {pool.submit(_run_pair, t): t for t in pool_tasks}
-                while pending:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        task = pending.pop(fut)
-                        try:
-                            row, jobs = fut.result()
-                        except Exception as exc:  # keep the other pairs; raise after writing
-                            errors.append(_annotate(exc, task))
-                        else:
-                            record(task, row, jobs)
-                        bar.update(1)
+            _run_in_pool(pool_tasks, n_workers, record, errors, bar)
         for task in serial_tasks:
             try:
                 row, jobs = _run_pair(task)
@@ -860,6 +1324,8 @@ def evaluate(
             else:
                 record(task, row, jobs)
             bar.update(1)
+    except _StopEvaluation as exc:
+        raise ConfigError(str(exc)) from None
     finally:
         bar.close()
 
@@ -893,12 +1359,48 @@ def evaluate(
             files.append(out_path / JOBS_FILE)
         if not all_summary.empty:
             files += write_artifacts(out_path, plots=plots)
-    results = EvalResults(summary=summary, jobs=jobs, out=out_path, reused=len(done_keys), files=files)
+    results = EvalResults(summary=summary, jobs=jobs, out=out_path, reused=len(done_keys), files=files, stale=stale)
     if echo:
         print(results.markdown)
     if errors:
         raise errors[0]
     return results
+
+
+def _run_in_pool(tasks: list[_PairTask], n_workers: int, record: Any, errors: list[BaseException], bar: Any) -> None:
+    """Run pairs in worker processes; on an interrupt or a write error, stop the workers at once."""
+    import multiprocessing
+
+    # forkserver: children start clean (no inherited torch/OpenMP threads, which can hang after fork).
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(max_workers=min(n_workers, len(tasks)), mp_context=multiprocessing.get_context(method),
+                               initializer=_worker_init, initargs=(os.getpid(),))
+    finished_cleanly = False
+    try:
+        pending: dict[Future, _PairTask] = {pool.submit(_run_pair, t): t for t in tasks}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                task = pending.pop(fut)
+                try:
+                    row, jobs = fut.result()
+                except Exception as exc:  # keep the other pairs; raise after writing
+                    errors.append(_annotate(exc, task))
+                else:
+                    record(task, row, jobs)
+                bar.update(1)
+        finished_cleanly = True
+    finally:
+        if finished_cleanly:
+            pool.shutdown(wait=True)
+        else:  # Ctrl-C, SIGTERM or a disk error: do not wait for running pairs
+            processes = list(getattr(pool, "_processes", {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in processes:
+                if proc.is_alive():
+                    proc.terminate()
+            for proc in processes:
+                proc.join(timeout=5)
 
 
 def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:

@@ -162,3 +162,11 @@ def get_placement_rule(name: str) -> PlacementRule:
         raise ConfigError(
             f"unknown placement rule {name!r}; choose one of {sorted(PLACEMENT_RULES)} or aliases {sorted(PLACEMENT_ALIASES)}"
         ) from None
+
+
+# Heavy-Edge rules for pipeline jobs (A-SRPT, Luo §IV-B): defined with the paper's policies, added here
+# so that the envs and classic policies can name them ("heavy_edge_consolidate", "heavy_edge_fragment").
+from ddl_gym.baselines.heavy_edge import HEAVY_EDGE_ALIASES, HEAVY_EDGE_RULES  # noqa: E402
+
+PLACEMENT_RULES.update(HEAVY_EDGE_RULES)
+PLACEMENT_ALIASES.update(HEAVY_EDGE_ALIASES)

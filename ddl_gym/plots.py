@@ -2,16 +2,24 @@
 
 matplotlib is imported lazily and used through its object-oriented API with the Agg canvas, so
 plotting never touches a global backend or opens a window (safe on headless machines and in
-worker processes). Every function writes one PNG and returns its path.
+worker processes). Every function writes one PNG (atomically: a temporary file renamed over the
+target) and returns its path.
 
 * :func:`plot_jct_cdf` — empirical CDF of job completion time, one line per policy (all seeds pooled).
 * :func:`plot_metric_bars` — one panel per metric, one bar per policy, mean ± 95% CI over seeds.
 * :func:`plot_gantt` — GPU occupancy: GPU index vs time, one bar per job per GPU, shaded by the
   job's slowdown against running alone on the same placement (i.e. by network contention).
+
+Conventions: policies keep the order of the results table (pass ``order``); agent specs are shown
+by :func:`short_label` (``maskable-ppo:runs/x/agent.zip`` -> ``maskable-ppo:x``); an axis turns
+logarithmic when its values span more than :data:`LOG_SPREAD`; legends sit outside the data;
+error bars never reach below zero for non-negative metrics; Gantt charts of one run share a time
+axis and a colour scale (``horizon_s``, ``max_slowdown``) and draw server boundaries.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +34,9 @@ BAR_METRICS: tuple[tuple[str, str, float], ...] = (
     ("makespan_s", "makespan (s)", 1.0),
     ("gpu_alloc_util", "GPU allocation utilisation (%)", 100.0),
 )
+#: max/min ratio of positive values above which an axis becomes logarithmic.
+LOG_SPREAD = 30.0
+_GENERIC_STEMS = {"agent", "model", "best", "final", "policy", "checkpoint"}
 
 
 def _figure(width: float, height: float) -> Any:
@@ -40,15 +51,70 @@ def _figure(width: float, height: float) -> Any:
 def _save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
+def _agent_parts(policy: str) -> tuple[str, list[str]] | None:
+    """``(kind, path parts without the suffix and a generic last stem)`` of an agent spec, else None."""
+    kind, sep, path_text = policy.partition(":")
+    if not sep or kind.lower() not in ("maskable-ppo", "ppo") or not path_text.strip():
+        return None
+    parts = list(Path(path_text.strip()).with_suffix("").parts)
+    if len(parts) > 1 and parts[-1].lower() in _GENERIC_STEMS:
+        parts = parts[:-1]
+    return kind, parts
+
+
+def _tail_label(policy: str, k: int) -> str:
+    found = _agent_parts(policy)
+    if found is None:
+        return policy
+    kind, parts = found
+    tail = "/".join(parts[-k:])
+    return tail if tail.lower().startswith(kind.lower()) else f"{kind}:{tail}"
+
+
+def short_label(policy: str, others: Sequence[str] = ()) -> str:
+    """A readable label: agent specs lose their folders (``maskable-ppo:runs/bc/best/agent.zip`` ->
+    ``maskable-ppo:best``); reference policies are unchanged.
+
+    The label keeps as many trailing path parts as it takes to stay distinct from ``others``.
+    """
+    found = _agent_parts(policy)
+    if found is None:
+        return policy
+    rivals = [o for o in others if o != policy]
+    for k in range(1, len(found[1]) + 1):
+        mine = _tail_label(policy, k)
+        if all(_tail_label(o, k) != mine for o in rivals):
+            return mine
+    return policy
+
+
 def _group_labels(frame: pd.DataFrame) -> pd.Series:
-    """Policy name, prefixed by the scenario when the frame mixes scenarios."""
+    """Short policy name, prefixed by the scenario when the frame mixes scenarios."""
+    policies = list(frame["policy"].astype(str).unique())
+    short = frame["policy"].astype(str).map(lambda p: short_label(p, policies))
     if "scenario" in frame.columns and frame["scenario"].nunique() > 1:
-        return frame["scenario"].astype(str) + ": " + frame["policy"].astype(str)
-    return frame["policy"].astype(str)
+        return frame["scenario"].astype(str) + ": " + short
+    return short
+
+
+def _ordered_names(frame: pd.DataFrame, labels: pd.Series, order: Sequence[str] | None) -> list[str]:
+    """Group labels in the table's policy order (``order``), else alphabetical."""
+    names = list(dict.fromkeys(labels))
+    if not order:
+        return sorted(names)
+    rank = {p: i for i, p in enumerate(order)}
+    first_policy = {lab: pol for lab, pol in zip(labels, frame["policy"].astype(str))}
+    return sorted(names, key=lambda lab: (rank.get(first_policy[lab], len(rank)), lab))
 
 
 def _colours(n: int) -> list[Any]:
@@ -58,18 +124,25 @@ def _colours(n: int) -> list[Any]:
     return [cmap(i % cmap.N) for i in range(n)]
 
 
-def plot_jct_cdf(jobs: pd.DataFrame, path: str | Path, *, title: str | None = None) -> Path:
+def _spread(values: Iterable[float]) -> float:
+    x = np.asarray([v for v in values if np.isfinite(v) and v > 0], dtype=np.float64)
+    return float(x.max() / x.min()) if x.size else 1.0
+
+
+def plot_jct_cdf(jobs: pd.DataFrame, path: str | Path, *, title: str | None = None,
+                 order: Sequence[str] | None = None) -> Path:
     """Empirical CDF of job completion time per policy (jobs of all seeds pooled).
 
     Args:
         jobs: ``jobs.csv`` rows (columns ``policy``, ``jct_s``; ``scenario`` optional).
         path: PNG to write.
         title: figure title.
+        order: policies in the order of the results table (legend order).
     """
-    fig = _figure(7.0, 4.5)
+    fig = _figure(8.0, 4.5)
     ax = fig.add_subplot()
     labels = _group_labels(jobs)
-    names = sorted(labels.unique())
+    names = _ordered_names(jobs, labels, order)
     lo, hi = np.inf, 0.0
     for name, colour in zip(names, _colours(len(names))):
         jct = np.sort(jobs.loc[labels == name, "jct_s"].to_numpy(dtype=np.float64))
@@ -80,16 +153,23 @@ def plot_jct_cdf(jobs: pd.DataFrame, path: str | Path, *, title: str | None = No
         y = np.arange(1, jct.size + 1) / jct.size
         ax.step(np.concatenate(([jct[0]], jct)), np.concatenate(([0.0], y)), where="post", label=name,
                 color=colour, linewidth=1.4)
-    if np.isfinite(lo) and lo > 0 and hi / lo > 50:  # heavy-tailed JCTs: a log axis keeps both ends readable
+    if np.isfinite(lo) and lo > 0 and hi / lo > LOG_SPREAD:  # heavy-tailed JCTs: a log axis keeps both ends readable
         ax.set_xscale("log")
     ax.set_xlabel("job completion time (s)")
     ax.set_ylabel("fraction of jobs")
     ax.set_ylim(0, 1.01)
     ax.grid(True, alpha=0.3)
-    if names:
-        ax.legend(fontsize="small", loc="lower right")
+    if names:  # outside the axes: never on top of a curve
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_title(title or "JCT CDF")
     return _save(fig, path)
+
+
+def error_bars(means: Sequence[float], halves: Sequence[float], non_negative: bool) -> np.ndarray:
+    """``yerr`` rows (below, above) of CI error bars; below is cut at zero for a non-negative metric."""
+    m, h = np.asarray(means, dtype=np.float64), np.asarray(halves, dtype=np.float64)
+    below = np.minimum(h, np.where(np.isfinite(m), np.maximum(m, 0.0), 0.0)) if non_negative else h
+    return np.vstack([below, h])
 
 
 def plot_metric_bars(
@@ -98,20 +178,25 @@ def plot_metric_bars(
     *,
     metrics: Sequence[tuple[str, str, float]] = BAR_METRICS,
     title: str | None = None,
+    order: Sequence[str] | None = None,
 ) -> Path:
     """Bars of each metric per policy: mean over seeds with 95% Student-t CI error bars.
+
+    Bars follow ``order`` (the results table's order); a panel whose means span more than
+    :data:`LOG_SPREAD` gets a log axis; error bars of non-negative metrics stop at zero.
 
     Args:
         summary: ``summary.csv`` rows (columns ``policy``, ``seed`` and the metrics).
         path: PNG to write.
         metrics: ``(column, label, scale)`` per panel; missing columns are skipped.
         title: figure title.
+        order: policies in the order of the results table.
     """
     from ddl_gym.harness import mean_ci
 
     present = [m for m in metrics if m[0] in summary.columns]
     labels = _group_labels(summary)
-    names = sorted(labels.unique())
+    names = _ordered_names(summary, labels, order)
     cols = min(2, max(1, len(present)))
     rows = -(-len(present) // cols) if present else 1
     fig = _figure(max(6.0, 0.55 * len(names) * cols + 2.5), 3.2 * rows + 0.6)
@@ -123,8 +208,12 @@ def plot_metric_bars(
             mean, half, _ = mean_ci(summary.loc[labels == name, column])
             means.append(mean * scale)
             halves.append(0.0 if not np.isfinite(half) else half * scale)
+        m = np.asarray(means)
+        nonneg = bool(np.all(summary[column].dropna() >= 0))
         x = np.arange(len(names))
-        ax.bar(x, means, yerr=halves, capsize=3, color=colours, edgecolor="black", linewidth=0.4)
+        ax.bar(x, m, yerr=error_bars(m, halves, nonneg), capsize=3, color=colours, edgecolor="black", linewidth=0.4)
+        if nonneg and _spread(m) > LOG_SPREAD:
+            ax.set_yscale("log")
         ax.set_xticks(x, names, rotation=35, ha="right", fontsize="small")
         ax.set_ylabel(label)
         ax.grid(True, axis="y", alpha=0.3)
@@ -150,6 +239,9 @@ def plot_gantt(
     *,
     title: str | None = None,
     max_bars: int = 200_000,
+    horizon_s: float | None = None,
+    max_slowdown: float | None = None,
+    gpus_per_server: Sequence[int] | None = None,
 ) -> Path:
     """GPU occupancy chart: GPU index vs time, one bar per job per GPU, shaded by slowdown.
 
@@ -163,6 +255,9 @@ def plot_gantt(
         path: PNG to write.
         title: figure title.
         max_bars: draw at most this many bars (earliest-starting jobs first) to bound the cost.
+        horizon_s: right end of the time axis (share it across the charts of one run).
+        max_slowdown: top of the colour scale (share it across the charts of one run).
+        gpus_per_server: GPUs of each server in order; draws a line at every server boundary.
     """
     from matplotlib import colormaps
     from matplotlib.collections import PolyCollection
@@ -177,7 +272,7 @@ def plot_gantt(
     slowdowns = frame["slowdown"].to_numpy(float) if len(frame) and "slowdown" in frame else np.ones(len(frame))
     gpu_lists = [_gpu_list(v) for v in frame["gpu_ids"]] if len(frame) else []
 
-    horizon = float(finishes.max()) if finishes.size else 1.0
+    horizon = float(horizon_s) if horizon_s else (float(finishes.max()) if finishes.size else 1.0)
     unit, unit_name = (3600.0, "h") if horizon > 7200 else (1.0, "s")
     polys, shades = [], []
     drawn_jobs = 0
@@ -189,21 +284,23 @@ def plot_gantt(
             polys.append(((start, g - 0.4), (finish, g - 0.4), (finish, g + 0.4), (start, g + 0.4)))
             shades.append(slow if np.isfinite(slow) else 1.0)
 
-    fig = _figure(9.0, max(3.0, min(12.0, 1.5 + 0.12 * num_gpus)))
+    fig = _figure(9.5, max(3.0, min(12.0, 1.5 + 0.12 * num_gpus)))
     ax = fig.add_subplot()
     cmap = colormaps["YlOrRd"]
-    top = max(1.05, float(np.max(shades)) if shades else 1.05)
-    norm = Normalize(vmin=1.0, vmax=top)
-    if polys:
-        collection = PolyCollection(polys, array=np.asarray(shades), cmap=cmap, norm=norm,
-                                    edgecolors="0.35" if len(polys) < 4000 else "face", linewidths=0.2)
-        ax.add_collection(collection)
-        bar = fig.colorbar(collection, ax=ax, pad=0.01)
-        bar.set_label("slowdown vs. running alone (contention)")
+    top = float(max_slowdown) if max_slowdown else (float(np.max(shades)) if shades else 1.05)
+    norm = Normalize(vmin=1.0, vmax=max(1.05, top))
+    collection = PolyCollection(polys, array=np.asarray(shades, dtype=float), cmap=cmap, norm=norm,
+                                edgecolors="0.35" if len(polys) < 4000 else "face", linewidths=0.2)
+    ax.add_collection(collection)
+    bar = fig.colorbar(collection, ax=ax, pad=0.01)  # drawn even when empty: one scale across charts
+    bar.set_label("slowdown vs. running alone (contention)")
+    if gpus_per_server and sum(gpus_per_server) == num_gpus and len(gpus_per_server) > 1:
+        for edge in np.cumsum(gpus_per_server)[:-1]:
+            ax.axhline(edge - 0.5, color="0.25", linewidth=0.5 if len(gpus_per_server) > 64 else 0.8, alpha=0.7)
     ax.set_xlim(0, max(horizon / unit, 1e-9) * 1.01)
     ax.set_ylim(-0.6, num_gpus - 0.4)
     ax.set_xlabel(f"time ({unit_name})")
-    ax.set_ylabel("GPU index")
+    ax.set_ylabel("GPU index (lines: server boundaries)" if gpus_per_server else "GPU index")
     shown = title or "GPU occupancy"
     if drawn_jobs < len(gpu_lists):
         shown += f" (first {drawn_jobs} of {len(gpu_lists)} jobs)"

@@ -29,11 +29,22 @@ Scenario file (TOML, or JSON with the same keys)::
     # kind = "philly": table = "rfold", max_jobs = 5000, start = 0.0, end = 86400.0
     # kind = "philly-slice" / "alibaba-slice": path = "trace.csv", num_jobs = 160, split = "all",
     #        time_scale = 1.0 (windows of consecutive jobs; ddl_gym/workloads/windows.py)
+
+    [options]                          # engine options (SCENARIO_OPTIONS)
+    gpu_sharing = true                 # task-level engine: share GPUs by memory (Ada-SRSF)
+
+Every table is validated when the file is loaded: an unknown key is an error that suggests the
+nearest known key (``[cluster] servres`` -> "did you mean 'servers'?"), every value must have
+the right type (``servers = "4"`` and ``servers = true`` are errors, not 4 and 1) and lie in a
+bounded range (no 10^12 jobs or servers that would exhaust memory), and the first episode is
+drawn, so a bad file fails at once with one line ``<file>: <table.key>: <problem>``.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -254,6 +265,8 @@ register_scenario(Scenario(
 PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
     "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
+    "ddl_gym.workloads.asrpt:ASRPT_SCENARIOS",
+    "ddl_gym.workloads.smd_jobs:SMD_SCENARIOS",
     "ddl_gym.workloads.windows:window_scenarios",
     "ddl_gym.agents.transfer:transfer_scenarios",
 ]
@@ -293,97 +306,375 @@ def get_scenario(name_or_path: str | Path) -> Scenario:
     raise ConfigError(f"unknown scenario {key!r}; known: {', '.join(sorted(SCENARIOS))} (or give a .toml/.json file)")
 
 
-def load_scenario_file(path: str | Path) -> Scenario:
-    """Parse and validate a scenario file; errors name the file and the offending key."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{path}: scenario file not found")
-    try:
-        if path.suffix.lower() == ".json":
-            data = json.loads(path.read_text())
-        else:
-            data = tomllib.loads(path.read_text())
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.').upper() or 'TOML'}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: top level must be a table of keys")
+#: Largest scenario file read (a scenario is a few dozen keys; anything bigger is a wrong path).
+MAX_SCENARIO_BYTES = 1 << 20
+#: Bounds that keep a scenario file from asking for more memory than a machine has.
+MAX_SERVERS = 100_000
+MAX_GPUS_PER_SERVER = 1024
+MAX_GPUS = 1_000_000
+MAX_SYNTHETIC_JOBS = 1_000_000
+MAX_BANDWIDTH_GBPS = 1e7  # 10 Pb/s: far above any link, far below float overflow
 
-    def err(key: str, msg: str) -> ConfigError:
-        return ConfigError(f"{path}: {key}: {msg}")
+#: Keys of the ``[options]`` table and their types (engine options; extend when an engine gains one).
+SCENARIO_OPTIONS: dict[str, type] = {"gpu_sharing": bool}
 
-    known_top = {"name", "description", "engine", "cluster", "model", "workload", "options"}
-    for key in data:
-        if key not in known_top:
-            raise err(key, f"unknown key (expected one of {sorted(known_top)})")
-    cluster_cfg = data.get("cluster")
-    if not isinstance(cluster_cfg, dict):
-        raise err("cluster", "missing [cluster] table")
+_TOP_KEYS = ("name", "description", "engine", "cluster", "model", "workload", "options")
+_CLUSTER_KEYS = ("servers", "gpus_per_server", "inter_bandwidth_gbps", "intra_bandwidth_gbps", "gpu_memory_mb")
+_CSV_KEYS = ("kind", "path", "drop_oversized")
+_PHILLY_KEYS = ("kind", "path", "table", "max_jobs", "start", "end", "drop_oversized", "drop_malformed",
+                "iteration_time_s", "models", "name")
+_SYNTHETIC_GENERATORS = ("default", "ada_srsf", "sjf_bco", "scaled")
+
+
+class _FileErrors:
+    """Builds one-line errors ``<file>: <table.key>: <problem>`` for a scenario file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.path}: {key}: {message}")
+
+    def unknown(self, table: str, key: str, known: Sequence[str]) -> ConfigError:
+        import difflib
+
+        where = f"{table}.{key}" if table else key
+        close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        inside = f"[{table}]" if table else "the top level"
+        return self(where, f"unknown key; {hint}keys allowed in {inside}: {', '.join(known)}")
+
+    def check_keys(self, table: str, data: Mapping[str, Any], known: Sequence[str]) -> None:
+        for key in data:
+            if key not in known:
+                raise self.unknown(table, str(key), known)
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _as_int(err: _FileErrors, key: str, value: Any, low: int, high: int) -> int:
+    """An integer in ``[low, high]``; integral floats are accepted, booleans and strings are not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise err(key, f"must be an integer, got {value!r} ({_type_name(value)})")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise err(key, f"must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise err(key, f"must be an integer in [{low:,}, {high:,}], got {value!r}")
+    return int(value)
+
+
+def _as_number(err: _FileErrors, key: str, value: Any, *, low: float = 0.0, high: float = 1e15,
+               low_open: bool = False) -> float:
+    """A finite number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise err(key, f"must be a number, got {value!r} ({_type_name(value)})")
+    x = float(value)
+    if not math.isfinite(x):
+        raise err(key, f"must be a finite number, got {value!r}")
+    if x < low or (low_open and x == low) or x > high:
+        bracket = "(" if low_open else "["
+        raise err(key, f"must be a number in {bracket}{low:g}, {high:g}], got {value!r}")
+    return x
+
+
+def _as_bool(err: _FileErrors, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise err(key, f"must be true or false, got {value!r} ({_type_name(value)})")
+    return value
+
+
+def _as_str(err: _FileErrors, key: str, value: Any, choices: Sequence[str] | None = None) -> str:
+    if not isinstance(value, str):
+        raise err(key, f"must be a string, got {value!r} ({_type_name(value)})")
+    if choices is not None and value not in choices:
+        import difflib
+
+        close = difflib.get_close_matches(value, list(choices), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise err(key, f"unknown value {value!r}; {hint}choose one of {', '.join(choices)}")
+    return value
+
+
+def _table(err: _FileErrors, key: str, value: Any, required: bool) -> dict[str, Any]:
+    if value is None:
+        if required:
+            raise err(key, f"missing [{key}] table")
+        return {}
+    if not isinstance(value, dict):
+        raise err(key, f"must be a [{key}] table, got {value!r} ({_type_name(value)})")
+    return dict(value)
+
+
+def _read_scenario_text(path: Path) -> str:
     try:
-        gps = cluster_cfg.get("gpus_per_server", 4)
-        if isinstance(gps, list):
-            per_server = tuple(int(g) for g in gps)
-        else:
-            servers = cluster_cfg.get("servers")
-            if not isinstance(servers, int) or servers < 1:
-                raise err("cluster.servers", f"must be a positive integer, got {servers!r}")
-            per_server = (int(gps),) * servers
-        cluster = ClusterSpec(
+        info = path.stat()
+    except OSError as exc:
+        raise ConfigError(f"{path}: scenario file not found" if isinstance(exc, FileNotFoundError)
+                          else f"{path}: cannot read scenario file ({exc.strerror or exc})") from None
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a scenario file (.toml or .json)")
+    if path.is_file() and info.st_size > MAX_SCENARIO_BYTES:
+        raise ConfigError(f"{path}: {info.st_size:,} bytes is too large for a scenario file "
+                          f"(limit {MAX_SCENARIO_BYTES:,}); is this the right file?")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_SCENARIO_BYTES + 1)  # bounded: /dev/zero or a pipe cannot fill memory
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read scenario file ({exc.strerror or exc})") from None
+    if len(data) > MAX_SCENARIO_BYTES:
+        raise ConfigError(f"{path}: more than {MAX_SCENARIO_BYTES:,} bytes; not a scenario file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _parse_cluster(err: _FileErrors, cfg: dict[str, Any]) -> ClusterSpec:
+    err.check_keys("cluster", cfg, _CLUSTER_KEYS)
+    gps = cfg.get("gpus_per_server", 4)
+    if isinstance(gps, list):
+        if "servers" in cfg:
+            raise err("cluster.servers", "give either servers (with one gpus_per_server count) or a "
+                      "gpus_per_server list, not both")
+        if not gps:
+            raise err("cluster.gpus_per_server", "the list is empty; give one GPU count per server")
+        if len(gps) > MAX_SERVERS:
+            raise err("cluster.gpus_per_server", f"more than {MAX_SERVERS:,} servers")
+        per_server = tuple(_as_int(err, f"cluster.gpus_per_server[{i}]", g, 1, MAX_GPUS_PER_SERVER)
+                           for i, g in enumerate(gps))
+    else:
+        if "servers" not in cfg:
+            raise err("cluster.servers", "missing (number of servers; or give gpus_per_server as a list)")
+        servers = _as_int(err, "cluster.servers", cfg["servers"], 1, MAX_SERVERS)
+        per_server = (_as_int(err, "cluster.gpus_per_server", gps, 1, MAX_GPUS_PER_SERVER),) * servers
+    if sum(per_server) > MAX_GPUS:
+        raise err("cluster", f"{sum(per_server):,} GPUs in all; at most {MAX_GPUS:,} are supported")
+    try:
+        return ClusterSpec(
             gpus_per_server=per_server,
-            inter_bandwidth=float(cluster_cfg.get("inter_bandwidth_gbps", 10)) * GBPS,
-            intra_bandwidth=float(cluster_cfg.get("intra_bandwidth_gbps", 800)) * GBPS,
-            gpu_memory_mb=float(cluster_cfg.get("gpu_memory_mb", 16_384)),
+            inter_bandwidth=_as_number(err, "cluster.inter_bandwidth_gbps", cfg.get("inter_bandwidth_gbps", 10),
+                                       high=MAX_BANDWIDTH_GBPS, low_open=True) * GBPS,
+            intra_bandwidth=_as_number(err, "cluster.intra_bandwidth_gbps", cfg.get("intra_bandwidth_gbps", 800),
+                                       high=MAX_BANDWIDTH_GBPS, low_open=True) * GBPS,
+            gpu_memory_mb=_as_number(err, "cluster.gpu_memory_mb", cfg.get("gpu_memory_mb", 16_384),
+                                     high=1e9, low_open=True),
         )
     except ConfigError as exc:
-        raise ConfigError(str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}") from None
-    except (TypeError, ValueError) as exc:
         raise err("cluster", str(exc)) from None
 
-    model_cfg = dict(data.get("model", {"name": "rar"}))
-    model_name = model_cfg.pop("name", "rar")
+
+def _parse_model(err: _FileErrors, cfg: dict[str, Any]) -> PerformanceModel:
+    import dataclasses
+
+    from ddl_gym.sim.perf import PERFORMANCE_MODELS, performance_model_class
+
+    name = _as_str(err, "model.name", cfg.pop("name", "rar"))
+    if name not in PERFORMANCE_MODELS:
+        raise err("model.name", f"unknown performance model {name!r}; choose one of {', '.join(sorted(PERFORMANCE_MODELS))}")
     try:
-        model = make_performance_model(model_name, **model_cfg)
+        cls = performance_model_class(name)
+    except ConfigError as exc:
+        raise err("model.name", str(exc)) from None
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "name"} if dataclasses.is_dataclass(cls) else {}
+    if fields:
+        err.check_keys("model", cfg, ["name", *fields])
+    params: dict[str, Any] = {}
+    for key, value in cfg.items():
+        default = fields[key].default if key in fields else None
+        if isinstance(default, bool):
+            params[key] = _as_bool(err, f"model.{key}", value)
+        elif isinstance(default, (int, float)):
+            params[key] = _as_number(err, f"model.{key}", value)
+        elif isinstance(default, str):
+            params[key] = _as_str(err, f"model.{key}", value)
+        else:
+            params[key] = value
+    try:
+        return make_performance_model(name, **params)
     except ConfigError as exc:
         raise err("model", str(exc)) from None
 
-    wl = data.get("workload")
-    if not isinstance(wl, dict):
-        raise err("workload", "missing [workload] table")
-    wl = dict(wl)
-    kind = wl.pop("kind", "synthetic")
-    if kind == "synthetic":
-        generator = wl.pop("generator", "default")
-        source = _synthetic(generator, **wl)
-    elif kind == "csv":
-        if "path" not in wl:
-            raise err("workload.path", "required for kind = 'csv'")
-        csv_path = Path(wl.pop("path"))
-        if not csv_path.is_absolute():
-            csv_path = path.parent / csv_path
-        source = _csv(str(csv_path), drop_oversized=bool(wl.pop("drop_oversized", False)))
-    elif kind == "philly":
-        source = _philly(**wl)
-    elif kind in ("philly-slice", "alibaba-slice"):  # trace windows (ddl_gym/workloads/windows.py)
+
+def _generator_params(err: _FileErrors, generator: str, cfg: dict[str, Any]) -> dict[str, Any]:
+    """Check the keyword arguments of ``<generator>_workload`` by name, type and range."""
+    import inspect
+
+    from ddl_gym.workloads import synthetic
+
+    fn = getattr(synthetic, f"{generator}_workload")
+    allowed = [p for p in inspect.signature(fn).parameters if p != "rng"]
+    err.check_keys("workload", cfg, ["kind", "generator", *allowed])
+    required = [p.name for p in inspect.signature(fn).parameters.values()
+                if p.name != "rng" and p.default is inspect.Parameter.empty]
+    for key in required:
+        if key not in cfg:
+            raise err(f"workload.{key}", f"required by generator {generator!r}")
+    out: dict[str, Any] = {}
+    for key, value in cfg.items():
+        where = f"workload.{key}"
+        if key == "num_jobs":
+            out[key] = _as_int(err, where, value, 1, MAX_SYNTHETIC_JOBS)
+        elif key == "max_gpus":
+            out[key] = _as_int(err, where, value, 1, MAX_GPUS)
+        elif key in ("arrival_rate_per_s", "window_s"):
+            if key == "arrival_rate_per_s" and value is None:  # JSON null: every job at t = 0
+                out[key] = None
+            else:
+                out[key] = _as_number(err, where, value, high=1e9, low_open=True)
+        elif key == "iterations":
+            if not isinstance(value, list) or len(value) != 2:
+                raise err(where, f"must be a list [low, high] of two integers, got {value!r}")
+            low = _as_int(err, where + "[0]", value[0], 1, 10**12)
+            high = _as_int(err, where + "[1]", value[1], 1, 10**12)
+            if high < low:
+                raise err(where, f"needs low <= high, got {value!r}")
+            out[key] = (low, high)
+        elif key == "gpu_mix":
+            if not isinstance(value, dict) or not value:
+                raise err(where, f"must be a table {{gpus = count, ...}}, e.g. {{1 = 80, 2 = 14}}, got {value!r}")
+            mix: dict[int, int] = {}
+            for size, count in value.items():
+                try:
+                    gpus = int(str(size))
+                except ValueError:
+                    raise err(where, f"key {size!r} is not a GPU count (an integer)") from None
+                mix[_as_int(err, f"{where}.{size}", gpus, 1, MAX_GPUS)] = _as_int(
+                    err, f"{where}.{size}", count, 0, MAX_SYNTHETIC_JOBS)
+            if sum(mix.values()) > MAX_SYNTHETIC_JOBS:
+                raise err(where, f"more than {MAX_SYNTHETIC_JOBS:,} jobs in all")
+            out[key] = mix
+        elif key == "models":
+            names = [value] if isinstance(value, str) else value
+            if not isinstance(names, list) or not names or not all(isinstance(m, str) for m in names):
+                raise err(where, f"must be a list of model-zoo names, got {value!r}")
+            out[key] = tuple(names)
+        elif key == "name":
+            out[key] = _as_str(err, where, value)
+        else:  # a generator argument this loader does not know the type of: the generator checks it
+            out[key] = value
+    return out
+
+
+def _parse_workload(err: _FileErrors, cfg: dict[str, Any], path: Path, model: Any = None) -> WorkloadSource:
+    kind = _as_str(err, "workload.kind", cfg.get("kind", "synthetic"),
+                   ("synthetic", "csv", "philly", "philly-slice", "alibaba-slice"))
+    if kind in ("philly-slice", "alibaba-slice"):  # trace windows; keys validated in ddl_gym/workloads/windows.py
         from ddl_gym.workloads.windows import window_source_from_config
 
-        source = window_source_from_config(kind, wl, path.parent, model, err)
-    else:
-        raise err("workload.kind", f"unknown kind {kind!r} (synthetic, csv, philly, philly-slice or alibaba-slice)")
-    engine = data.get("engine", "job")
-    if engine not in ("job", "task"):
-        raise err("engine", f"must be 'job' or 'task', got {engine!r}")
-    scenario = Scenario(
-        name=str(data.get("name", path.stem)),
-        cluster=cluster,
-        workload=source,
-        model=model,
-        engine=engine,
-        description=str(data.get("description", f"from {path}")),
-        options=dict(data.get("options", {})),
-    )
+        return window_source_from_config(kind, cfg, path.parent, model, err)
+    if kind == "synthetic":
+        import inspect
+
+        from ddl_gym.workloads import synthetic
+
+        known = ["kind", "generator"] + sorted({p for g in _SYNTHETIC_GENERATORS
+                                                for p in inspect.signature(getattr(synthetic, f"{g}_workload")).parameters
+                                                if p != "rng"})
+        err.check_keys("workload", cfg, known)  # a misspelt key of any generator (or 'generator' itself)
+        generator = _as_str(err, "workload.generator", cfg.get("generator", "default"), _SYNTHETIC_GENERATORS)
+        params = _generator_params(err, generator, cfg)
+        params.pop("kind", None)
+        params.pop("generator", None)
+        return _synthetic(generator, **params)
+    if kind == "csv":
+        err.check_keys("workload", cfg, _CSV_KEYS)
+        if "path" not in cfg:
+            raise err("workload.path", "required for kind = 'csv'")
+        csv_path = Path(_as_str(err, "workload.path", cfg["path"]))
+        if not csv_path.is_absolute():
+            csv_path = path.parent / csv_path
+        if not csv_path.exists():
+            raise err("workload.path", f"workload CSV {csv_path} not found")
+        return _csv(str(csv_path), drop_oversized=_as_bool(err, "workload.drop_oversized",
+                                                           cfg.get("drop_oversized", False)))
+    err.check_keys("workload", cfg, _PHILLY_KEYS)
+    params: dict[str, Any] = {}
+    for key, value in cfg.items():
+        where = f"workload.{key}"
+        if key == "kind":
+            continue
+        if key == "table":
+            params[key] = _as_str(err, where, value, ("rfold", "pollux"))
+        elif key == "path":
+            trace = Path(_as_str(err, where, value))
+            params[key] = str(trace if trace.is_absolute() else path.parent / trace)
+        elif key == "max_jobs":
+            params[key] = _as_int(err, where, value, 1, MAX_SYNTHETIC_JOBS)
+        elif key in ("start", "end"):
+            params[key] = _as_number(err, where, value, high=1e12)
+        elif key == "iteration_time_s":
+            params[key] = _as_number(err, where, value, high=1e6, low_open=True)
+        elif key in ("drop_oversized", "drop_malformed"):
+            params[key] = _as_bool(err, where, value)
+        elif key == "models":
+            if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
+                raise err(where, f"must be a list of model-zoo names, got {value!r}")
+            params[key] = tuple(value)
+        else:
+            params[key] = _as_str(err, where, value)
+    if "start" in params and "end" in params and params["end"] <= params["start"]:
+        raise err("workload.end", f"must be after start ({params['start']:g}), got {params['end']:g}")
+    return _philly(**params)
+
+
+def _parse_options(err: _FileErrors, cfg: dict[str, Any]) -> dict[str, Any]:
+    err.check_keys("options", cfg, list(SCENARIO_OPTIONS))
+    out: dict[str, Any] = {}
+    for key, value in cfg.items():
+        if SCENARIO_OPTIONS[key] is bool:
+            out[key] = _as_bool(err, f"options.{key}", value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_scenario_file(path: str | Path) -> Scenario:
+    """Parse and validate a scenario file (format in the module docstring).
+
+    Every table is checked: unknown keys are rejected with the nearest known key suggested
+    (``difflib``), every value's type and range is checked, and the first episode is drawn, so a
+    bad file fails here with one line ``<file>: <table.key>: <problem>``.
+    """
+    path = Path(path)
+    text = _read_scenario_text(path)
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        kind = path.suffix.lstrip(".").upper() if path.suffix.lower() == ".json" else "TOML"
+        raise ConfigError(f"{path}: not valid {kind}: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to be a scenario file") from None
+    err = _FileErrors(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a table of keys, got {_type_name(data)}")
+    err.check_keys("", data, _TOP_KEYS)
+    from ddl_gym.workloads.ps_files import is_ps_scenario, load_ps_scenario  # resource pools, PS jobs (SMD)
+
+    if is_ps_scenario(data):
+        return load_ps_scenario(path, data)
+
+    name = _as_str(err, "name", data.get("name", path.stem))
+    if not name.strip() or len(name) > 200 or any(c in name for c in "\n\r"):
+        raise err("name", f"must be a non-empty one-line string of at most 200 characters, got {name!r}")
+    description = _as_str(err, "description", data.get("description", f"from {path}"))
+    engine = _as_str(err, "engine", data.get("engine", "job"), ("job", "task"))
+    cluster = _parse_cluster(err, _table(err, "cluster", data.get("cluster"), required=True))
+    model = _parse_model(err, _table(err, "model", data.get("model"), required=False))
+    source = _parse_workload(err, _table(err, "workload", data.get("workload"), required=True), path, model)
+    options = _parse_options(err, _table(err, "options", data.get("options"), required=False))
+    scenario = Scenario(name=name, cluster=cluster, workload=source, model=model, engine=engine,
+                        description=description, options=options)
     try:  # fail now, with the file's name, rather than at the first episode
         scenario.episode(0)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: workload: {exc}") from None
-    except TypeError as exc:
+        message = str(exc)
+        raise ConfigError(message if message.startswith(str(path)) else f"{path}: workload: {message}") from None
+    except (TypeError, ValueError) as exc:
         raise err("workload", f"bad generator argument: {exc}") from None
     return scenario

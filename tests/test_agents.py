@@ -127,3 +127,42 @@ def test_quick_train_returns_harness_spec(tmp_path: Path) -> None:
     obs, info = env.reset(seed=1)
     action = policy.act(obs, info["action_mask"], info)
     assert info["action_mask"][action] == 1
+
+
+def test_resume_skips_a_truncated_newest_checkpoint_and_shows_progress(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = [*[a for a in TINY if a != "--quiet"], "--timesteps", "512", "--checkpoint-freq", "128", "--out", str(out)]
+    assert main([*args, "--kill-after", "300", "--no-progress"]) == 3
+    checkpoints = sorted((out / "checkpoints").glob("step_*"))
+    assert len(checkpoints) >= 2
+    newest, previous = checkpoints[-1], checkpoints[-2]
+    model = newest / "model.zip"
+    model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])  # a crash or full disk mid-save
+    capsys.readouterr()
+    assert main([*args, "--resume"]) == 0
+    err = capsys.readouterr().err
+    assert f"skipping checkpoint {newest.name}" in err
+    assert json.loads((out / "resume.json").read_text())["checkpoint"] == previous.name
+    assert "train" in err and "512/512" in err.replace(",", "") and "eval return" in err  # the progress line
+    # The finished run is not silently overwritten by a second run into the same folder.
+    assert main([*args]) == 2
+    assert "already holds a training run" in capsys.readouterr().err
+
+
+def test_overwrite_removes_only_the_earlier_runs_files(tmp_path: Path) -> None:
+    import argparse
+
+    from ddl_gym.agents.train import _prepare_out
+
+    out = tmp_path / "run"
+    (out / "checkpoints" / "step_000000000256").mkdir(parents=True)
+    for name in ("config.json", "agent.zip", "notes.txt"):
+        (out / name).write_text("x")
+    ns = argparse.Namespace(out=str(out), resume=False, overwrite=False)
+    with pytest.raises(ConfigError, match="--resume.*--overwrite"):
+        _prepare_out(ns)
+    _prepare_out(argparse.Namespace(out=str(out), resume=False, overwrite=True))
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    with pytest.raises(ConfigError, match="exclude each other"):
+        _prepare_out(argparse.Namespace(out=str(out), resume=True, overwrite=True))

@@ -413,8 +413,9 @@ def test_csv_empty_file_and_header_only(tmp_path: Path) -> None:
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(ConfigError, match=r"empty\.csv: line 1"):
         read_workload_csv(tmp_path / "empty.csv")
-    (tmp_path / "header.csv").write_text(HEADER + "\n")
-    assert len(read_workload_csv(tmp_path / "header.csv")) == 0
+    (tmp_path / "header.csv").write_text(HEADER + "\n# only a comment\n")
+    with pytest.raises(ConfigError, match=r"header\.csv: line 1: no jobs"):  # an empty workload is an error
+        read_workload_csv(tmp_path / "header.csv")
 
 
 def test_philly_pollux_missing_column(tmp_path: Path) -> None:

@@ -29,6 +29,8 @@ from ddl_gym.sim.model import ConfigError
 REGISTRY: dict[str, str] = {
     "sjf-bco": "sjf_bco",  # Yu et al., MobiHoc'22, §7 Figs. 4-7
     "ada-srsf": "ada_srsf",  # Wang et al. 2020, §V Tables IV-V, Fig. 5
+    "a-srpt": "a_srpt",  # Luo et al., §V Figs. 4-9, Table II
+    "smd": "smd",  # Yu, Wu, Ji, Liu, INFOCOM'21, §V Figs. 7-12
 }
 
 #: Reproduction name → importable module path (what the CLI imports).

@@ -19,7 +19,8 @@ SUMMARY_KEYS: tuple[str, ...] = (
 )
 #: Keys added only where they are defined: ``total_utility`` (jobs whose profile has a utility,
 #: e.g. SMD's sigmoid; rejected jobs count 0) and ``resource_util_<r>`` for each non-GPU resource
-#: ``r`` (held resource-seconds ÷ (cluster capacity × makespan)).
+#: ``r`` (held resource-seconds ÷ (cluster capacity × makespan)), and ``resource_use_ratio_<r>`` where
+#: profiles carry ``resource_limits`` (SMD: Σ held amount ÷ Σ user limit over finished jobs).
 OPTIONAL_SUMMARY_KEYS: tuple[str, ...] = ("total_utility",)
 
 
@@ -153,7 +154,24 @@ class SimResult:
                 used = float(self.resource_seconds[done, k - 1].sum()) if self.resource_seconds is not None else 0.0
                 denominator = capacity[k] * makespan
                 out[f"resource_util_{name}"] = used / denominator if denominator > 0 else 0.0
+        out.update(self._resource_use_ratios(done))
         return out
+
+    def _resource_use_ratios(self, done: np.ndarray) -> dict[str, float]:
+        """SMD's "actual used resources ratio" (Yu Fig. 12): Σ held amount ÷ Σ user limit over finished jobs
+        whose profiles carry ``resource_limits`` (held amount = amount-seconds ÷ run time)."""
+        w = self.workload
+        if not any(getattr(p, "resource_limits", None) for p in w.profiles):
+            return {}
+        jobs = [i for i in np.flatnonzero(done) if getattr(w.job_profile(i), "resource_limits", None)]
+        if not jobs or self.resource_seconds is None or self.gpu_seconds is None:
+            return {}
+        runtime = (self.finish - self.start)[jobs]
+        held = np.column_stack([self.gpu_seconds[jobs], self.resource_seconds[jobs]]) / runtime[:, None]
+        limits = np.array([[dict(w.job_profile(i).resource_limits).get(r, 0.0) for r in self.cluster.resources]
+                           for i in jobs])
+        return {f"resource_use_ratio_{name}": float(held[:, k].sum() / limits[:, k].sum())
+                for k, name in enumerate(self.cluster.resources) if limits[:, k].sum() > 0}
 
     def job_records(self) -> dict[str, np.ndarray | list]:
         """Column dict with one row per job (``pandas.DataFrame(result.job_records())``)."""

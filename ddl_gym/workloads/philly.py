@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
+from ddl_gym.workloads.csv_io import FIELD_BOUNDS, MAX_TIME_S
 from ddl_gym.workloads.synthetic import TABLE_III, ModelSpec, resolve_models
 
 TRACE_FILES: dict[str, str] = {"rfold": "philly_rfold_jobs.csv", "pollux": "philly_pollux_jobs.csv"}
@@ -94,12 +95,10 @@ def default_trace_path(table: Table = "rfold") -> Path:
 
 
 def _split_lines(path: Path) -> list[str]:
-    """All lines of the file (line ``k`` of the list is file line ``k + 1``)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read Philly trace ({getattr(exc, 'strerror', None) or exc})") from None
-    return text.splitlines()
+    """All lines of the file (line ``k`` of the list is file line ``k + 1``), under the CSV size limits."""
+    from ddl_gym.workloads.csv_io import read_text_lines
+
+    return read_text_lines(path, "Philly trace")
 
 
 def _detect(path: Path, lines: list[str]) -> tuple[Table, list[str], int]:
@@ -161,16 +160,21 @@ class _Rows:
                               f"header (have {', '.join(self.columns)})")
         return self.columns[name]
 
-    def numeric(self, name: str, *, integer: bool = False, minimum: float = 0.0) -> np.ndarray:
-        """Parse a numeric column; malformed rows raise (or are dropped), value < minimum too."""
+    def numeric(self, name: str, *, integer: bool = False, minimum: float = 0.0,
+                maximum: float = MAX_TIME_S) -> np.ndarray:
+        """Parse a numeric column; malformed rows raise (or are dropped), values outside
+        ``[minimum, maximum]`` too (integers also beyond 2**53, where float64 stops being exact)."""
         raw = self.column(name)
         values = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(np.float64)
-        checks = [
-            (~np.isfinite(values), "is not a finite number"),
-            (values < minimum, f"must be >= {minimum:g}"),
-        ]
-        if integer:
-            checks.append((values != np.floor(values), "is not an integer"))
+        with np.errstate(invalid="ignore"):
+            checks = [
+                (~np.isfinite(values), "is not a finite number"),
+                (values < minimum, f"must be >= {minimum:g}"),
+                (values > maximum, f"is out of range: must be <= {maximum:g}"),
+            ]
+            if integer:
+                checks.append((np.abs(values) >= 2.0**53, "is out of range: integers must stay below 2**53"))
+                checks.append((values != np.floor(values), "is not an integer"))
         for bad, problem in checks:
             bad = bad & self.ok
             if bad.any():
@@ -283,9 +287,9 @@ def load_philly(
     rows = _Rows(file, lines, first, header, drop_malformed)
 
     if detected == "rfold":
-        job_id = rows.numeric("job id", integer=True)
+        job_id = rows.numeric("job id", integer=True, minimum=-(2.0**53))
         t = rows.numeric("arrival time (sec)")
-        gpus = rows.numeric("size", integer=True, minimum=1)
+        gpus = rows.numeric("size", integer=True, minimum=1, maximum=FIELD_BOUNDS["gpus"].high)
         duration = rows.numeric("duration (sec)")
         user = np.full(len(t), -1, dtype=np.int64)
     else:
@@ -297,7 +301,7 @@ def load_philly(
             rows._bad(bad, f"{file}: line {int(rows.lines[i])}: column 'timestamp': {raw_ts.iloc[i]!r} "
                       "is not a 'YYYY-MM-DD HH:MM:SS' time")
         duration = rows.numeric("duration")
-        gpus = rows.numeric("num_gpus", integer=True, minimum=1)
+        gpus = rows.numeric("num_gpus", integer=True, minimum=1, maximum=FIELD_BOUNDS["gpus"].high)
         seconds = (stamp - stamp[rows.ok].min()).dt.total_seconds().to_numpy(np.float64) if rows.ok.any() \
             else np.zeros(len(stamp))
         t = np.where(rows.ok, seconds, 0.0)
@@ -333,6 +337,10 @@ def load_philly(
         if int(max_jobs) < 0:
             raise ConfigError(f"max_jobs: must be >= 0, got {max_jobs}")
         idx = idx[: int(max_jobs)]
+    if idx.size == 0:  # an empty workload would "succeed" with jobs=0: say why nothing is left
+        raise ConfigError(
+            f"{file}: no jobs left to simulate ({int(rows.ok.sum())} valid rows; window start={start}, end={end}, "
+            f"{n_oversized} dropped as larger than the cluster, max_jobs={max_jobs})")
 
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0 if rng is None else rng)
     profiles = resolve_models(models)
@@ -354,7 +362,14 @@ def load_philly(
         bound = performance_model.bind(cluster, probe)
         spans = -(-probe.gpus // cluster.max_server_gpus)
         per_iter = np.array([bound.iteration_time(j, int(n), 1 if n > 1 else 0) for j, n in enumerate(spans.tolist())])
-    iterations = np.maximum(1, np.rint(duration[idx] / per_iter)).astype(np.int64)
+    iterations_f = np.maximum(1.0, np.rint(duration[idx] / per_iter))
+    too_long = iterations_f > FIELD_BOUNDS["iterations"].high
+    if too_long.any():  # a tiny iteration time turns a long job into more iterations than int64 holds safely
+        i = int(np.flatnonzero(too_long)[0])
+        raise ConfigError(f"{file}: line {int(rows.lines[idx[i]])}: duration {duration[idx[i]]:g} s at "
+                          f"{per_iter[i]:g} s per iteration is {iterations_f[i]:.3g} iterations, more than the "
+                          f"{FIELD_BOUNDS['iterations'].high:.0e} allowed; check iteration_time_s / the model profiles")
+    iterations = iterations_f.astype(np.int64)
 
     arrival = t[idx] - (t[idx[0]] if idx.size else 0.0)
     workload = Workload(

@@ -60,7 +60,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -301,51 +301,40 @@ _FILE_KEYS: tuple[str, ...] = ("kind", "path", "table", "num_jobs", "split", "sp
 
 
 def window_source_from_config(kind: str, cfg: dict[str, Any], base: Path, performance_model: Any,
-                              err: Callable[[str, str], ConfigError]) -> TraceWindowSource:
+                              err: Any) -> TraceWindowSource:
     """The source of a scenario file's ``[workload]`` table with ``kind = "philly-slice"`` / ``"alibaba-slice"``.
 
     Keys: ``path`` (relative to the scenario file; default: the trace's default location),
     ``num_jobs`` (160), ``split`` (``"all"``), ``split_at``, ``time_scale`` (1.0), ``table``
-    (Philly), ``fractional`` (Alibaba), ``models`` (list of zoo names). ``err(key, message)``
-    builds the caller's one-line error naming the file.
+    (Philly), ``fractional`` (Alibaba), ``models`` (list of zoo names). ``err`` is the scenario
+    file's error builder (:class:`ddl_gym.scenarios._FileErrors`): every problem is one line
+    ``<file>: workload.<key>: <problem>``, an unknown key names the nearest allowed one.
     """
+    from ddl_gym.scenarios import _as_int, _as_number, _as_str
+
     trace = WINDOW_KINDS[kind]
     allowed = [k for k in _FILE_KEYS if not (trace == "alibaba" and k == "table")
                and not (trace == "philly" and k == "fractional")]
-    for key in cfg:
-        if key not in allowed:
-            raise err(f"workload.{key}", f"unknown key for kind = {kind!r}; allowed: {', '.join(allowed)}")
+    err.check_keys("workload", cfg, allowed)
     params: dict[str, Any] = {"trace": trace, "performance_model": performance_model}
     if "path" in cfg:
-        if not isinstance(cfg["path"], str) or not cfg["path"].strip():
-            raise err("workload.path", f"must be a file path string, got {cfg['path']!r}")
-        trace_path = Path(cfg["path"]).expanduser()
+        trace_path = Path(_as_str(err, "workload.path", cfg["path"])).expanduser()
         trace_path = trace_path if trace_path.is_absolute() else base / trace_path
         if not trace_path.exists():
             raise err("workload.path", f"trace file {trace_path} not found")
         params["path"] = str(trace_path)
     if "num_jobs" in cfg:
-        value = cfg["num_jobs"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1_000_000:
-            raise err("workload.num_jobs", f"must be an integer in [1, 1,000,000], got {value!r}")
-        params["num_jobs"] = value
+        params["num_jobs"] = _as_int(err, "workload.num_jobs", cfg["num_jobs"], 1, 1_000_000)
     if "time_scale" in cfg:
-        value = cfg["time_scale"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (np.isfinite(value) and 0 < value <= 1e6):
-            raise err("workload.time_scale", f"must be a number in (0, 1e6], got {value!r}")
-        params["time_scale"] = float(value)
+        params["time_scale"] = _as_number(err, "workload.time_scale", cfg["time_scale"], high=1e6, low_open=True)
     for key, choices in (("split", SPLITS), ("table", ("rfold", "pollux")), ("fractional", FRACTIONAL_MODES)):
         if key in cfg:
-            if cfg[key] not in choices:
-                raise err(f"workload.{key}", f"must be one of {', '.join(choices)}, got {cfg[key]!r}")
-            params[key] = cfg[key]
+            params[key] = _as_str(err, f"workload.{key}", cfg[key], choices)
     if "split_at" in cfg:
-        value = cfg["split_at"]
-        ok = isinstance(value, str) if trace == "philly" else (isinstance(value, (int, float)) and not isinstance(value, bool))
-        if not ok:
-            need = "a 'YYYY-MM-DD HH:MM:SS' string" if trace == "philly" else "a number of trace seconds"
-            raise err("workload.split_at", f"must be {need}, got {value!r}")
-        params["split_at"] = value
+        if trace == "philly":
+            params["split_at"] = _as_str(err, "workload.split_at", cfg["split_at"])
+        else:
+            params["split_at"] = _as_number(err, "workload.split_at", cfg["split_at"], high=1e12)
     if "models" in cfg:
         value = cfg["models"]
         if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
