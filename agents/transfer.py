@@ -105,6 +105,11 @@ class MixedWorkloadSource:
     jobs: tuple[int, int] = (40, 160)
     trace_sources: tuple[Any, ...] = field(default=(), compare=False)
 
+    def trace_files(self) -> list[str]:
+        """The trace files the episodes may read (for the evaluation cache's content fingerprint)."""
+        return [f for kind, weight in self.kinds if weight > 0 and kind != "synthetic"
+                for f in self._trace(kind).trace_files()]
+
     def _trace(self, trace: str) -> Any:
         from ddl_gym.workloads.windows import BUILTIN_TIME_SCALE, TraceWindowSource
 

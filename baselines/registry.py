@@ -291,3 +291,11 @@ register_policy("optimus-time", "ddl_gym.baselines.optimus:OptimusPolicy", {"gai
                 "Optimus greedy with the completion-time reduction as the gain; MKP admission")
 register_policy("optimus-official", "ddl_gym.baselines.optimus:OptimusOfficialPolicy", {},
                 "Optimus's own scheduler: 1 PS + 1 worker each, then a global queue by time gain / dominant share")
+
+# ---------------------------------------------------------------------------------------------------
+# Shipped agents (issue 14): trained agents committed under leaderboard/, by short name (agents/shipped.py).
+from ddl_gym.agents.shipped import SHIPPED_AGENTS as _SHIPPED  # noqa: E402  (light: no torch import)
+
+for _agent in _SHIPPED.values():
+    register_policy(_agent.name, "ddl_gym.agents.shipped:load_shipped", {"name": _agent.name},
+                    f"shipped agent: {_agent.description}")

@@ -54,14 +54,14 @@ def compare_to_teacher(summary: Any, agent: str, teacher: str = TEACHER) -> tupl
     return verdict, stats
 
 
-def run(out: Path, seeds: Sequence[int], *, train: bool = True, shipped: str | None = None, workers: int | None = None,
-        progress: bool = True, log: Any = None) -> int:
+def run(out: Path, seeds: Sequence[int], *, train: bool = True, shipped: str | None = None,
+        others: Sequence[str] = OTHERS, workers: int | None = None, progress: bool = True, log: Any = None) -> int:
     """Train (optionally), evaluate, print the table and the verdict; returns the exit status."""
     from ddl_gym.harness import evaluate, policy_label
 
     log = log or (lambda text: print(text, file=sys.stderr))
     out.mkdir(parents=True, exist_ok=True)
-    policies = [TEACHER, *OTHERS]
+    policies = [TEACHER, *others]
     agent_spec = None
     if train:
         try:
@@ -90,8 +90,9 @@ def run(out: Path, seeds: Sequence[int], *, train: bool = True, shipped: str | N
     gantts = sorted(p.name for p in out.glob("gantt_*.png"))
     print(f"How to read this: each row is one policy on the same {len(seeds)} held-out episodes, cells are mean ± 95% "
           f"CI over seeds (lower JCT and makespan are better); `maskable-ppo:.../agent` is the agent trained just now "
-          f"from its teacher {TEACHER}, the other `maskable-ppo:` row is the shipped agent, and the Gantt charts (GPU "
-          f"occupancy over time, one per policy) are {out}/gantt_*.png" + (f" ({len(gantts)} files)." if gantts else "."))
+          f"from its teacher {TEACHER}" + (f", `{shipped}` is the shipped agent" if shipped else "")
+          + f", and the Gantt charts (GPU occupancy over time, one per policy) are {out}/gantt_*.png"
+          + (f" ({len(gantts)} files)." if gantts else "."))
     return 0
 
 

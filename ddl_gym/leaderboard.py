@@ -21,7 +21,7 @@ Protocol (the same for every board):
 * **Best reference**: among the reference policies that ran, the one with the lowest mean avg
   JCT over the held-out seeds (one choice per board, never per seed).
 * **Paired change** of policy ``p``: ``r_s = 100·(JCT_p,s − JCT_ref,s) / JCT_ref,s`` per seed;
-  mean ± ``t₀.₉₇₅,ₙ₋₁·sd/√n``.
+  mean ± ``t₀.₉₇₅,ₙ₋₁·sd/√n`` (:func:`ddl_gym.harness.paired_differences`, as ``ddl-gym compare``).
 * **Verdicts** (:func:`verdicts`): *goal met* when the agent's mean paired change is ≤ −10 %;
   *not worse than the best reference* when its mean paired change is ≤ its CI half-width (the
   interval reaches 0 or below).
@@ -69,27 +69,12 @@ class Board:
     seeds: tuple[int, ...] = HELD_OUT_SEEDS
 
 
-#: Shipped agents by short name -> path of the agent zip (relative to the repository root).
-SHIPPED_AGENTS: dict[str, str] = {}
+from ddl_gym.agents.shipped import SHIPPED_AGENTS  # noqa: E402  (short name -> committed agent)
 
 BOARDS: tuple[Board, ...] = ()
 
 
 # ============================================================================ statistics
-def _t975(df: int) -> float:
-    from ddl_gym.harness import t_quantile_975
-
-    return t_quantile_975(df)
-
-
-def paired_change(values: np.ndarray, reference: np.ndarray) -> tuple[float, float, int]:
-    """Mean and 95 % CI half-width of the per-seed relative change in percent, and seeds better."""
-    rel = 100.0 * (np.asarray(values, float) - np.asarray(reference, float)) / np.asarray(reference, float)
-    n = rel.size
-    half = _t975(n - 1) * float(rel.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-    return float(rel.mean()), half, int((rel < 0).sum())
-
-
 def verdicts(change_pct: float, ci_pct: float) -> dict[str, bool]:
     """The two stated rules (module docstring) for an agent's paired change against the best reference."""
     return {"goal_met": change_pct <= GOAL_PCT,
@@ -106,13 +91,6 @@ def uncontended_bound(scenario: Any, seed: int) -> float:
 
 
 # ============================================================================ building
-def agent_spec(short: str) -> str:
-    """``maskable-ppo:<path>`` of a shipped agent."""
-    if short not in SHIPPED_AGENTS:
-        raise ConfigError(f"unknown shipped agent {short!r}; known: {', '.join(sorted(SHIPPED_AGENTS))}")
-    return f"maskable-ppo:{REPO_ROOT / SHIPPED_AGENTS[short]}"
-
-
 def _applicable(references: Sequence[str], scenario: Any, seed: int) -> tuple[list[str], dict[str, str]]:
     """References that build and finish one episode quickly enough to be checked; the rest with reasons."""
     from ddl_gym.harness import load_policy_spec, simulate
@@ -143,33 +121,35 @@ class BoardResult:
 def run_board(board: Board, *, cache: Path, workers: int | None = None, overwrite: bool = False,
               seeds: Sequence[int] | None = None, progress: bool = False) -> BoardResult:
     """Evaluate one board through the harness and compute its table (no files under leaderboard/)."""
-    from ddl_gym.harness import evaluate, policy_label
+    from ddl_gym.harness import evaluate, mean_ci, paired_differences
     from ddl_gym.scenarios import get_scenario
 
     scenario = get_scenario(board.scenario)
     seeds = list(seeds if seeds is not None else board.seeds)
     references, skipped = _applicable(board.references, scenario, seeds[0])
-    agents = [agent_spec(a) for a in board.agents]
+    agents = list(board.agents)  # registry names (agents/shipped.py)
     results = evaluate(references + agents, board.scenario, seeds, cache, workers=workers, overwrite=overwrite,
                        progress=progress, echo=False, plots=True)
     summary = results.summary
-    labels = {policy_label(a): short for a, short in zip(agents, board.agents)}
-    summary = summary.assign(policy=summary["policy"].map(lambda p: labels.get(p, p)))
     pivot = summary.pivot(index="seed", columns="policy", values="avg_jct_s")
     ref_means = pivot[references].mean()
     best = str(ref_means.idxmin())
     bound = float(np.mean([uncontended_bound(scenario, s) for s in seeds]))
+    paired = paired_differences(summary, best, ["avg_jct_s"]).set_index("policy")
     rows = []
     for policy, group in summary.groupby("policy", sort=False):
         row: dict[str, Any] = {"scenario": board.scenario, "policy": policy,
                                "kind": "agent" if policy in board.agents else "reference",
                                "seeds": int(group["seed"].nunique())}
         for metric in METRICS:
-            x = group[metric].to_numpy(float)
-            row[f"{metric}_mean"] = float(x.mean())
-            row[f"{metric}_ci95"] = _t975(x.size - 1) * float(x.std(ddof=1)) / math.sqrt(x.size) if x.size > 1 else math.nan
-        mean, half, better = paired_change(pivot[policy].to_numpy(), pivot[best].to_numpy())
-        row.update(vs_best_reference=best, avg_jct_change_pct=mean, avg_jct_change_ci95_pct=half, seeds_better=better)
+            mean, half, _ = mean_ci(group[metric])
+            row[f"{metric}_mean"], row[f"{metric}_ci95"] = mean, half
+        if policy == best:
+            change, half, better = 0.0, 0.0, 0
+        else:
+            r = paired.loc[policy]
+            change, half, better = float(r["rel_pct_mean"]), float(r["rel_pct_ci"]), int(r["better"])
+        row.update(vs_best_reference=best, avg_jct_change_pct=change, avg_jct_change_ci95_pct=half, seeds_better=better)
         rows.append(row)
     table = pd.DataFrame(rows).sort_values("avg_jct_s_mean", kind="stable").reset_index(drop=True)
     return BoardResult(board, summary, table, best, bound, skipped)

@@ -141,14 +141,15 @@ def test_demo_without_agent_compares_reference_policies(
 ) -> None:
     import ddl_gym.cli as cli
 
-    monkeypatch.setattr(cli, "DEMO_POLICIES", ("fifo+pack", "srsf+pack", "no-such-policy"))
+    monkeypatch.setattr(cli, "DEMO_POLICIES", ("fifo+pack", "no-such-policy"))
     monkeypatch.setattr(cli, "DEMO_SHIPPED_AGENT", None)
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--timesteps", "0", "--seeds", "1", "--no-progress", "--workers", "1"]) == 0
+    assert main(["demo", "--out", str(out), "--no-train", "--seeds", "1", "--no-progress", "--workers", "1"]) == 0
     captured = capsys.readouterr()
-    assert "fifo+pack" in captured.out and "srsf+pack" in captured.out
+    assert "fifo+pack" in captured.out and "srsf+ca" in captured.out  # the teacher is always shown
     assert "skipping no-such-policy" in captured.err  # unavailable policies are skipped with a note
+    assert "How to read this:" in captured.out and "gantt_" in captured.out
     summary = pd.read_csv(out / "summary.csv")
-    assert sorted(summary["policy"]) == ["fifo+pack", "srsf+pack"]
+    assert sorted(summary["policy"]) == ["fifo+pack", "srsf+ca"]
     assert set(summary["seed"]) == {cli.DEMO_SEED_OFFSET} and set(summary["scenario"]) == {"default"}
     assert (out / "jct_cdf.png").exists()

@@ -218,6 +218,10 @@ class TraceWindowSource:
         if self.trace == "alibaba" and self.table is not None:
             raise ConfigError("table: only for trace 'philly'")
 
+    def trace_files(self) -> list[str]:
+        """The file this source reads (for the evaluation cache's content fingerprint)."""
+        return [self.table_data().path]
+
     def table_data(self) -> TraceTable:
         return trace_table(self.trace, self.path, self.table, self.split, self.fractional, self.split_at)
 
