@@ -90,16 +90,17 @@ def classic_env_action(env: DDLClusterEnv, order: str = "srsf", placement: str =
     if sim is None:
         raise ConfigError("classic_env_action needs a reset env")
     p = _placement_index(env, placement)
-    window: list[int] = list(env._window)  # the env re-sorts it on every step (queue_order)
+    window: list[int] = env._window  # the env re-sorts it on every step (queue_order); read only
     if not window or sim.done:
         return 0
+    if order == env.queue_order and order != "fifo":
+        # The guide ranks like the window: its action is the lowest startable slot of the mask.
+        return _first_start(env, p)
     if order == "fifo":
         head = sim.queue[0]  # the queue is in arrival order
         if head not in window:
             return 0  # the oldest job is outside the window: FIFO blocks
         candidates = [head]
-    elif order == env.queue_order:
-        candidates = window
     else:
         if key is None:
             key = _classic_key(sim, order)
@@ -111,6 +112,15 @@ def classic_env_action(env: DDLClusterEnv, order: str = "srsf", placement: str =
         if gpus[job] <= sim.num_free:
             return 1 + window.index(job) * n_rules + p
     return 0
+
+
+def _first_start(env: DDLClusterEnv, rule: int) -> int:
+    """``1 + w·P + rule`` for the lowest slot ``w`` whose job fits now, else 0 (advance)."""
+    starts = env._mask_key >> 1  # bit w: slot w's job fits the free GPUs (the env keeps it current)
+    if not starts:
+        return 0
+    slot = (starts & -starts).bit_length() - 1
+    return 1 + slot * len(env.placement_names) + rule
 
 
 def _placement_index(env: DDLClusterEnv, placement: str) -> int:
@@ -136,6 +146,8 @@ class ClassicGuide:
         self.name = f"{order}+{placement}"
         self._key_for: int | None = None
         self._key: list[float] | None = None
+        self._rule_for: tuple[str, ...] | None = None
+        self._rule = 0
 
     def key(self, sim: Simulator) -> list[float] | None:
         if self._key_for != id(sim.workload):
@@ -144,8 +156,15 @@ class ClassicGuide:
         return self._key
 
     def env_action(self, env: DDLClusterEnv) -> int:
-        assert env.sim is not None
-        return classic_env_action(env, self.order, self.placement, key=self.key(env.sim))
+        sim = env.sim
+        assert sim is not None
+        if self.order == env.queue_order and self.order != "fifo" and not sim.done:
+            names = env.placement_names
+            if self._rule_for != names:
+                self._rule = _placement_index(env, self.placement)
+                self._rule_for = names
+            return _first_start(env, self._rule) if env._window else 0
+        return classic_env_action(env, self.order, self.placement, key=self.key(sim))
 
     def finish_native(self, sim: Simulator, rng: np.random.Generator) -> None:
         """Run the native policy on ``sim`` (mutated) until every job has finished."""
@@ -283,6 +302,10 @@ class MCTSPolicy:
         kwargs: dict[str, Any] = dict(getattr(guide, "env_kwargs", None) or {})
         kwargs.update(env_kwargs or {})
         kwargs["reward"] = objective
+        # A classic guide can name an invalid action (FIFO head outside the window while advance is
+        # invalid); in the search envs that stays a no-op, as in the first release, so searches and
+        # their results are unchanged by the env's default invalid_action="wait".
+        kwargs.setdefault("invalid_action", "noop")
         if self.classic_guide is not None:
             placements = tuple(kwargs.get("placements", ("pack", "spread", "contention_aware")))
             if not any(get_placement_rule(p) is self.classic_guide.policy.rule for p in placements):
@@ -498,8 +521,12 @@ class MCTSPolicy:
 
     def _expand(self, node: _Node, action: int) -> _Node:
         twin = node.env.fork()
-        obs, _, _, _, info = twin.step(action)
-        child = self._make_node(twin, obs if self._needs_obs else None, info if self._needs_obs else None)
+        if self._needs_obs:
+            obs, _, _, _, info = twin.step(action)
+            child = self._make_node(twin, obs, info)
+        else:  # a classic guide and prior read the simulator, not the observation
+            twin.apply_action(action)
+            child = self._make_node(twin, None, None)
         node.children[action] = child
         return child
 
@@ -511,7 +538,13 @@ class MCTSPolicy:
         assert env.sim is not None
         obs, info = leaf.obs, leaf.info
         steps = 0
-        while not env.sim.done and (self.depth is None or steps < self.depth):
+        sim = env.sim
+        if self.classic_guide is not None and not self._needs_obs:
+            guide = self.classic_guide.env_action
+            while not sim.done and (self.depth is None or steps < self.depth):
+                env.apply_action(guide(env))
+                steps += 1
+        while not sim.done and (self.depth is None or steps < self.depth):
             action = self._guide_env_action(env, obs, info)
             obs, _, _, _, info = env.step(action)
             steps += 1

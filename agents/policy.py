@@ -77,6 +77,22 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     return meta
 
 
+
+def trained_observation(meta: dict[str, Any]) -> str:
+    """The env observation layout an agent was trained on (``"legacy"`` for agents saved before the option)."""
+    layout = meta.get("observation_layout") or {}
+    kind = layout.get("observation") or (meta.get("env_kwargs") or {}).get("observation") or "legacy"
+    return str(kind)
+
+
+def observation_kwargs(meta: dict[str, Any]) -> dict[str, Any]:
+    """The ``DDLClusterEnv`` arguments that rebuild an agent's observation layout."""
+    kind = trained_observation(meta)
+    if kind == "portable":
+        return {"observation": kind, "max_window": int(meta["observation_layout"]["slots"])}
+    return {"observation": kind}
+
+
 class AgentPolicy:
     """A trained (Maskable)PPO agent behind the harness's ``reset`` / ``act`` protocol."""
 
@@ -97,16 +113,27 @@ class AgentPolicy:
             "window": int(meta["window"]),
             "placements": tuple(meta["placements"]),
             "queue_order": meta["queue_order"],
+            **observation_kwargs(meta),
         }
         self.invalid_replacements = 0
 
     # -------------------------------------------------------------- compatibility
     def check_env(self, env: Any) -> None:
-        """Raise :class:`ConfigError` naming the first difference between ``env`` and the training env."""
+        """Raise :class:`ConfigError` naming the first difference between ``env`` and the training env.
+
+        Agents on the portable observation run on any cluster size and any ``window`` up to their
+        ``max_window`` (slots); legacy agents need the training layout exactly (server count included).
+        """
         base = getattr(env, "unwrapped", env)
         meta = self.metadata
-        checks = [
-            ("window", int(meta["window"]), int(getattr(base, "window", -1))),
+        trained_obs = trained_observation(meta)
+        env_obs = getattr(base, "observation", "legacy")
+        checks: list[tuple[str, Any, Any]] = [("observation", trained_obs, env_obs)]
+        if trained_obs == "portable":
+            checks.append(("max_window", int(meta["observation_layout"]["slots"]), int(getattr(base, "max_window", -1))))
+        else:
+            checks.append(("window", int(meta["window"]), int(getattr(base, "window", -1))))
+        checks += [
             ("placements", _short_placements(meta["placements"]), _short_placements(getattr(base, "placement_names", ()))),
             ("queue_order", meta["queue_order"], getattr(base, "queue_order", None)),
             ("action_space.n", int(meta["action_n"]), int(env.action_space.n)),
@@ -114,9 +141,10 @@ class AgentPolicy:
         ]
         for what, trained, given in checks:
             if trained != given:
+                where = (f"scenario {meta.get('scenario')!r}, servers {meta['observation_layout'].get('servers')}"
+                         if trained_obs == "legacy" else f"scenario {meta.get('scenario')!r}")
                 raise ConfigError(f"agent {self.path} was trained with {what}={trained!r} but the env has "
-                                  f"{what}={given!r} (scenario {meta.get('scenario')!r}, servers "
-                                  f"{meta['observation_layout'].get('servers')})")
+                                  f"{what}={given!r} ({where}); build the env with policy.env_kwargs")
         layout = {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.observation_layout.items()}
         trained = dict(meta["observation_layout"])
         if "placements" in layout and "placements" in trained:  # "ca" and "contention_aware" are one rule

@@ -293,6 +293,32 @@ register_policy("optimus-official", "ddl_gym.baselines.optimus:OptimusOfficialPo
                 "Optimus's own scheduler: 1 PS + 1 worker each, then a global queue by time gain / dominant share")
 
 # ---------------------------------------------------------------------------------------------------
+# A-Online (Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed ML Jobs") and the
+# baselines of its §7, on the multi-resource scenarios aonline-ps / aonline-ra (ps and elastic
+# ring-all-reduce jobs) (issue 10). Each raises a ConfigError naming itself and the scenario on other worlds.
+_AONLINE = "ddl_gym.baselines"
+register_policy("a-online", f"{_AONLINE}.a_online:make_a_online", {"mode": "calendar"},
+                "A-Online (Zhou et al., Alg. 1-7), calendar execution (no idle windows), effective alpha reported")
+register_policy("a-online-paper", f"{_AONLINE}.a_online:make_a_online", {"mode": "paper"},
+                "A-Online, Alg. 1 l.8 literally: round i runs in [A tau_i, A tau_i+1), A = 4")
+register_policy("a-online-ect", f"{_AONLINE}.a_online:make_a_online", {"mode": "calendar", "tie_break": "completion"},
+                "A-Online, calendar mode, equal-cost schedules broken by earliest completion")
+register_policy("fifo-mr", f"{_AONLINE}.fifo_mr:make_fifo_mr", {},
+                "FIFO over multi-resource servers, fixed ideal config with N in [1,30] (Zhou §7 (i))")
+register_policy("drf", f"{_AONLINE}.drf:make_drf", {},
+                "Dominant Resource Fairness progressive filling, non-preemptive (Zhou §7 (ii))")
+register_policy("antman", f"{_AONLINE}.antman:make_antman", {},
+                "AntMan: resource-guarantee FIFO + opportunistic after 1 slot, preemptible (Zhou §7 (iii))")
+register_policy("tiresias", f"{_AONLINE}.tiresias:make_tiresias", {"variant": "srsf"},
+                "Tiresias as Zhou §7 (iv) defines it: clairvoyant 2D-SRSF, preemptive")
+register_policy("tiresias-dlas", f"{_AONLINE}.tiresias:make_tiresias", {"variant": "dlas"},
+                "Tiresias official semantics: discretised 2D-LAS (GPU-s queues), preemptive, starvation knob")
+register_policy("jain-greedy", f"{_AONLINE}.jain_greedy:make_jain_greedy", {},
+                "Jain et al. greedy (latest window, w/resource-time order) as A-Online's batch routine")
+register_policy("aonline-ppo", "ddl_gym.agents.elastic:make_elastic_agent", {},
+                "MaskablePPO on DDLClusterElastic-v0 (job x configuration menu), shipped agent trained on aonline-ps-small")
+
+# ---------------------------------------------------------------------------------------------------
 # Shipped agents (issue 14): trained agents committed under leaderboard/, by short name (agents/shipped.py).
 from ddl_gym.agents.shipped import SHIPPED_AGENTS as _SHIPPED  # noqa: E402  (light: no torch import)
 

@@ -5,12 +5,13 @@ auto-registration); ``gym.make("ddl_gym:DDLCluster-v0")`` imports and registers 
 
 | id                        | scenario | what                                                        |
 |---------------------------|----------|-------------------------------------------------------------|
-| ``DDLCluster-v0``         | default  | 16x4 GPUs, 10 Gb/s, 160 jobs over 20 min, RAR contention    |
+| ``DDLCluster-v0``         | default  | 16x4 GPUs, 100 Gb/s, 160 jobs over 80 min, RAR contention   |
 | ``DDLCluster-Small-v0``   | small    | 4x4 GPUs, 40 jobs (fast experiments, smoke tests)           |
 | ``DDLCluster-Large-v0``   | large    | 64x4 GPUs, 640 jobs                                         |
 | ``DDLCluster-Philly-v0``  | philly-slice | 160 consecutive Philly jobs on the default cluster      |
 | ``DDLCluster-ASRPT-v0``   | asrpt-small | A-SRPT pipeline jobs (8x8 GPUs, 200 jobs), Heavy-Edge placements |
 | ``DDLClusterPlacement-v0``| default  | Harmony-style: place a job's workers server by server       |
+| ``DDLClusterElastic-v0``  | aonline-ps | A-Online elastic PS jobs: job x configuration menu, multi-resource |
 """
 
 from __future__ import annotations
@@ -39,5 +40,8 @@ for _env_id, _kwargs in _ENVS.items():
 if "DDLClusterPlacement-v0" not in registry:
     register(id="DDLClusterPlacement-v0", entry_point="ddl_gym.envs.placement_env:DDLPlacementEnv",
              kwargs={"scenario": "default"})
+
+if "DDLClusterElastic-v0" not in registry:  # A-Online's elastic jobs: job x configuration menu
+    register(id="DDLClusterElastic-v0", entry_point="ddl_gym.envs.elastic_env:DDLClusterElasticEnv", kwargs={"scenario": "aonline-ps"})
 
 __all__ = ["__version__"]

@@ -83,9 +83,9 @@ _STRING_COLUMNS = ("scenario", "policy", "driver", "ddl_gym_version", "git_sha",
                    "gpus_per_server", "cache_key")
 #: Integer columns of both files: restored to int64 when read back (a NaN would make pandas use float).
 _INT_COLUMNS = ("seed", "jobs", "decisions", "invalid_actions", "num_gpus", "num_servers",
-                "job_id", "gpus", "iterations", "n_servers")
+                "job_id", "gpus", "iterations", "n_servers", "preemptions")
 #: Job-record columns that are never empty in a complete row (``n_servers`` is 0 for a job that never ran).
-_JOB_REQUIRED = ("job_id", "arrival_s", "gpus", "iterations", "n_servers")
+_JOB_REQUIRED = ("job_id", "arrival_s", "gpus", "iterations", "n_servers", "arch", "rejected", "preemptions")
 #: Metrics where smaller is better (used for "better on k of n seeds" in paired comparisons).
 LOWER_IS_BETTER: frozenset[str] = frozenset({
     "makespan_s", "avg_jct_s", "median_jct_s", "p95_jct_s", "avg_queue_s", "total_jct_s", "weighted_jct_s",

@@ -28,15 +28,17 @@ PlacementRule = Callable[[Simulator, int, np.random.Generator], "np.ndarray | No
 
 
 def _take_from_servers(sim: Simulator, order: np.ndarray, need: int) -> np.ndarray:
-    chosen: list[np.ndarray] = []
+    """The lowest free GPU ids of each server in ``order`` until ``need`` are taken."""
+    chosen: list[int] = []
     for s in order.tolist():
-        ids = sim.free_gpu_ids(s)
-        if ids.size:
-            chosen.append(ids[:need])
-            need -= min(need, ids.size)
+        ids = sim.free_gpu_list(s)
+        if ids:
+            take = ids[:need]
+            chosen += take
+            need -= len(take)
             if need == 0:
                 break
-    return np.concatenate(chosen)
+    return np.array(chosen, dtype=np.int64)
 
 
 def _best_fit_server(sim: Simulator, need: int) -> int:
@@ -98,6 +100,15 @@ def spread(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | N
     need = int(sim.workload.gpus[job])
     if sim.num_free < need:
         return None
+    if sim.free_per_server.size <= 64:  # small clusters: the same choice on Python lists
+        free_list = sim.free_per_server.tolist()
+        taken_list = [0] * len(free_list)
+        for _ in range(need):
+            s = free_list.index(max(free_list))  # most free GPUs left, lowest index on ties
+            taken_list[s] += 1
+            free_list[s] -= 1
+        chosen = [gpu for s, k in enumerate(taken_list) if k for gpu in sim.free_gpu_list(s)[:k]]
+        return np.array(chosen, dtype=np.int64)
     free = sim.free_per_server.copy()
     taken = np.zeros_like(free)
     for _ in range(need):

@@ -35,7 +35,6 @@ import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -45,7 +44,8 @@ from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import PerformanceModel
 
 #: Scenarios measured by default (the env scenarios first, then the paper settings on the job engine).
-DEFAULT_SCENARIOS: tuple[str, ...] = ("default", "small", "large", "philly-slice", "ada-srsf-10g", "sjf-bco")
+DEFAULT_SCENARIOS: tuple[str, ...] = ("default", "small", "large", "philly-slice", "default-10g", "ada-srsf-10g",
+                                      "sjf-bco")
 #: Policies averaged for job-level scenarios: a good scheduler, a packing and a spreading one.
 JOB_LEVEL_POLICIES: tuple[str, ...] = ("sjf+ca", "srsf+pack", "srsf+spread")
 #: Policies for task-level (Ada-SRSF) scenarios.
@@ -89,6 +89,48 @@ def contention_share(result: SimResult) -> float:
         return 0.0
     lost = float((gpus * np.maximum(runtime - result.ideal_runtime[done], 0.0)).sum())
     return lost / alloc
+
+
+#: Ada-SRSF §I: four 4-GPU jobs, each spread over the same four 10 GbE nodes, took 675 s against 295 s
+#: for one such job alone.
+ADA_SRSF_MEASURED_SLOWDOWN = 675.0 / 295.0
+
+
+def contention_check(scenario: Scenario, jobs: int = 4) -> dict[str, float]:
+    """Ada-SRSF §I's experiment in the scenario's model: per Table III model, the per-iteration slowdown of
+    ``jobs`` ``jobs``-GPU jobs each spread one worker per server over the same ``jobs`` servers (``p = jobs``)
+    against one such job alone on that placement (``p = 1``). Compare with :data:`ADA_SRSF_MEASURED_SLOWDOWN`."""
+    from ddl_gym.sim.zoo import TABLE_III_MODELS, get_model
+
+    cluster = scenario.sample_cluster(np.random.default_rng(0))
+    if cluster.num_servers < jobs:
+        raise ConfigError(f"contention_check: scenario {scenario.name!r} has fewer than {jobs} servers")
+    out = {}
+    for name in TABLE_III_MODELS:
+        workload = Workload.from_jobs(arrival=[0.0], gpus=[jobs], iterations=[1], models=[get_model(name)])
+        bound = scenario.model.bind(cluster, workload)
+        out[name] = bound.iteration_time(0, jobs, jobs) / bound.iteration_time(0, jobs, 1)
+    return out
+
+
+def runs_table_iii_jobs(scenario: Scenario) -> bool:
+    """True for job-level scenarios with ≥ 4 servers whose jobs use Ada-SRSF's Table III profiles
+    (the scenarios :func:`contention_check` speaks about)."""
+    from ddl_gym.sim.zoo import TABLE_III_MODELS
+
+    if scenario.engine != "job":
+        return False
+    cluster, workload = scenario.episode(0)
+    return cluster.num_servers >= 4 and all(m.name in TABLE_III_MODELS for m in workload.models)
+
+
+def contention_check_line(scenario: Scenario) -> str:
+    """One line: the model's slowdown for §I's experiment next to the measured 2.29×."""
+    slow = contention_check(scenario)
+    geo = float(np.exp(np.mean(np.log(list(slow.values())))))
+    return (f"`{scenario.name}`: four 4-GPU jobs spread over the same four servers run "
+            f"{min(slow.values()):.2f}–{max(slow.values()):.2f}× slower than one alone over the Table III models "
+            f"(geometric mean {geo:.2f}×; Ada-SRSF §I measured {ADA_SRSF_MEASURED_SLOWDOWN:.2f}× on 10 GbE)")
 
 
 @dataclass(frozen=True)
@@ -219,7 +261,9 @@ def markdown(summaries: Sequence[ScenarioSummary]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``ddl-gym scenarios --stats`` entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="ddl-gym scenarios --stats", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="ddl-gym scenarios", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--stats", action="store_true",
+                        help="measure utilisation, contention share, load, makespan/window (else list the scenarios)")
     parser.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS),
                         help=f"comma-separated scenario names (default {','.join(DEFAULT_SCENARIOS)})")
     parser.add_argument("--policies", default=None,
@@ -228,6 +272,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
     args = parser.parse_args(argv)
+    if not args.stats:
+        from ddl_gym.scenarios import SCENARIOS, _register_paper_scenarios
+
+        _register_paper_scenarios()
+        for name, sc in sorted(SCENARIOS.items()):
+            print(f"{name:<20} {sc.description}")
+        print("\n`ddl-gym scenarios --stats` measures utilisation, contention share and load (see --help).")
+        return 0
     if args.seeds < 1:
         raise ConfigError(f"--seeds must be >= 1, got {args.seeds}")
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
@@ -238,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           "utilisation and contention as min–max over the policy means; policies: "
           + "; ".join(f"{s.scenario}: {', '.join(s.policies)}" for s in summaries) + ".\n")
     print(markdown(summaries))
+    lines = [contention_check_line(sc) for sc in map(get_scenario, names) if runs_table_iii_jobs(sc)]
+    if lines:
+        print("\nContention check (Ada-SRSF §I):\n" + "\n".join(f"- {line}" for line in lines))
     return 0
 
 

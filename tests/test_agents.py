@@ -38,7 +38,8 @@ def test_train_writes_agent_metadata_and_checkpoints(trained: Path) -> None:
     assert meta["scenario"] == "small" and meta["ddl_gym_version"] == ddl_gym.__version__
     assert meta["window"] == 4 and meta["action_n"] == 1 + 4 * 3
     assert meta["placements"] == ["pack", "spread", "contention_aware"] and meta["queue_order"] == "srsf"
-    assert meta["observation_layout"]["servers"] == 4 and meta["timesteps"] >= 512
+    assert meta["observation_layout"]["observation"] == "portable" and meta["observation_layout"]["slots"] == 4
+    assert "servers" not in meta["observation_layout"] and meta["timesteps"] >= 512  # size-free layout
     checkpoints = sorted((trained / "checkpoints").glob("step_*"))
     assert checkpoints and all((c / "model.zip").exists() and (c / "rng.pkl").exists() for c in checkpoints)
     assert (trained / "eval" / "evaluations.npz").exists()
@@ -71,8 +72,18 @@ def test_load_policy_acts_and_refuses_incompatible_env(trained: Path) -> None:
     assert policy.env_kwargs["window"] == 4 and policy.env_kwargs["queue_order"] == "srsf"
     result = run_agent_episode(policy, "small", 1_000_000)
     assert result.summary()["jobs"] == get_scenario("small").episode(1_000_000)[1].num_jobs
-    with pytest.raises(ConfigError, match="window=4 but the env has window=8"):
+    with pytest.raises(ConfigError, match="max_window=4 but the env has max_window=8"):
         load_policy(f"maskable-ppo:{trained}", env=gym.make("ddl_gym:DDLCluster-v0", scenario="small", window=8))
+    with pytest.raises(ConfigError, match="observation='portable' but the env has observation='legacy'"):
+        load_policy(f"maskable-ppo:{trained}", env=gym.make("ddl_gym:DDLCluster-v0", scenario="small", window=4,
+                                                           observation="legacy"))
+    # The portable layout is size-free: the small-cluster agent runs on the 16-server default
+    # cluster, and on a shorter window padded to its 4 slots.
+    bigger = gym.make("ddl_gym:DDLCluster-v0", scenario="default", **policy.env_kwargs)
+    load_policy(f"maskable-ppo:{trained}", env=bigger)
+    assert run_agent_episode(policy, "default", 3).summary()["jobs"] == get_scenario("default").episode(3)[1].num_jobs
+    shorter = gym.make("ddl_gym:DDLCluster-v0", scenario="small", window=2, max_window=4)
+    load_policy(f"maskable-ppo:{trained}", env=shorter)
     wrong = gym.make("ddl_gym:DDLCluster-v0", scenario="small", window=4, placements=("pack", "spread"))
     with pytest.raises(ConfigError, match="placements"):
         load_policy(f"maskable-ppo:{trained}", env=wrong)

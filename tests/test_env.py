@@ -78,18 +78,33 @@ def test_masks_are_int8_always_nonempty_and_mirror_info():
     assert env.action_masks().tolist()[0] == 1  # terminal state still has the no-op
 
 
-def test_invalid_action_is_a_penalised_noop():
+def test_invalid_action_waits_and_is_penalised():
+    """Default ``invalid_action="wait"``: a masked start runs "advance" and costs the penalty on top."""
     env = DDLClusterEnv("small", invalid_action_penalty=0.5)
     obs, info = env.reset(seed=0)
     invalid = np.flatnonzero(info["action_mask"] == 0)
-    assert invalid.size, "expected some masked action at the first decision"
+    assert invalid.size and info["action_mask"][0] == 1, "expected a masked action and a valid advance"
+    twin = env.fork()
+    obs2, reward, _, _, info2 = env.step(int(invalid[-1]))
+    obs3, wait_reward, _, _, info3 = twin.step(0)
+    assert info2["invalid_action"] is True and info2["executed_action"] == 0
+    assert info3["invalid_action"] is False and info3["executed_action"] == 0
+    assert reward == wait_reward - 0.5
+    assert env.sim.now == twin.sim.now > 0 and env.sim.queue == twin.sim.queue
+    np.testing.assert_array_equal(obs2, obs3)
+    _, _, _, _, info4 = env.step(10_000)  # out of range: also invalid, no exception
+    assert info4["invalid_action"] is True
+
+
+def test_invalid_action_noop_mode_is_the_first_release_behaviour():
+    env = DDLClusterEnv("small", invalid_action="noop", invalid_action_penalty=0.5)
+    obs, info = env.reset(seed=0)
+    invalid = np.flatnonzero(info["action_mask"] == 0)
     now, queued = env.sim.now, list(env.sim.queue)
     obs2, reward, term, trunc, info2 = env.step(int(invalid[-1]))
-    assert info2["invalid_action"] is True and reward == -0.5
+    assert info2["invalid_action"] is True and reward == -0.5 and info2["executed_action"] == -1
     assert env.sim.now == now and env.sim.queue == queued
     np.testing.assert_array_equal(obs, obs2)
-    _, _, _, _, info3 = env.step(10_000)  # out of range: also a no-op, no exception
-    assert info3["invalid_action"] is True
 
 
 def test_two_envs_same_seed_same_actions_identical():

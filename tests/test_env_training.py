@@ -47,3 +47,20 @@ def test_plain_ppo_runs_on_small() -> None:
         assert 0 <= int(action[0]) < venv.action_space.n
     finally:
         venv.close()
+
+
+@pytest.mark.slow
+def test_ppo_unmasked_curve_script_smoke(tmp_path) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "ppo_unmasked_curve.py"
+    run = subprocess.run([sys.executable, str(script), "--timesteps", "64", "--n-steps", "64", "--eval-every", "64",
+                          "--eval-seeds", "10000:10001", "--out", str(tmp_path)], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    table = (tmp_path / "table.md").read_text()
+    assert "| random (all actions) |" in table and "| PPO (no masks) | 64 | 100% |" in table
+    assert "0 truncated by the decision limit" in table
+    assert (tmp_path / "curve.csv").read_text().count("\n") >= 4 and (tmp_path / "curve.png").stat().st_size > 0

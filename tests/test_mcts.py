@@ -163,3 +163,46 @@ def test_mcts_eval_script_smoke(tmp_path) -> None:
     assert run.returncode == 0, run.stderr
     table = out.read_text()
     assert "| 0 | MCTS |" in table and "srsf+pack (native)" in table and "env.fork()" in table
+
+
+def _reference_classic_action(env: DDLClusterEnv, order: str, placement: str) -> int:
+    """The first release's classic_env_action, kept verbatim as the reference for its fast paths."""
+    from ddl_gym.placement import get_placement_rule
+    from ddl_gym.sim.priority import priority_key
+
+    sim = env.sim
+    p = [i for i, rule in enumerate(env._rules) if rule is get_placement_rule(placement)][0]
+    window = list(env.window_jobs)
+    if not window or sim.done:
+        return 0
+    if order == "fifo":
+        head = sim.queue[0]
+        if head not in window:
+            return 0
+        candidates = [head]
+    elif order == env.queue_order:
+        candidates = window
+    else:
+        key = priority_key(sim, order).tolist()
+        candidates = sorted(window, key=lambda j: (key[j], j))
+    for job in candidates:
+        if sim.workload.gpus[job] <= sim.num_free:
+            return 1 + window.index(job) * len(env.placement_names) + p
+    return 0
+
+
+@pytest.mark.parametrize("queue_order", ["srsf", "sjf", "fifo"])
+def test_classic_env_action_fast_paths_match_the_reference(queue_order: str) -> None:
+    env = DDLClusterEnv("small", queue_order=queue_order, window=4)
+    env.reset(seed=7)
+    guides = {order: ClassicGuide(order, "spread") for order in ("fifo", "sjf", "srsf")}
+    rng = np.random.default_rng(0)
+    checked = 0
+    while not env.sim.done:
+        for order, guide in guides.items():
+            expected = _reference_classic_action(env, order, "spread")
+            assert classic_env_action(env, order, "spread") == expected
+            assert guide.env_action(env) == expected
+            checked += 1
+        env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    assert checked > 30

@@ -110,16 +110,36 @@ def test_masked_random_rollouts_never_over_commit_with_invariant_checks() -> Non
         assert info["metrics"]["jobs"] == env.sim.workload.num_jobs
 
 
-def test_invalid_action_is_a_penalised_no_op() -> None:
-    env = DDLPlacementEnv("small", invalid_action_penalty=0.5)
-    env.reset(seed=0)
+def _state_with_a_full_server(env: DDLPlacementEnv) -> np.ndarray:
     full = np.flatnonzero(env.action_masks()[:-1] == 0)
     while full.size == 0 or env.current_job is None:  # until some server has no unclaimed free GPU
         env.step(pack_worker_action(env))
         full = np.flatnonzero(env.action_masks()[:-1] == 0)
+    return full
+
+
+def test_invalid_action_waits_and_is_penalised() -> None:
+    """Default ``invalid_action="wait"``: the invalid server choice runs "wait" (drop claims, next event)."""
+    env = DDLPlacementEnv("small", invalid_action_penalty=0.5)
+    env.reset(seed=0)
+    full = _state_with_a_full_server(env)
+    twin = env.fork()
+    assert env.action_masks()[env.wait_action] == 1
+    _, reward, _, _, info = env.step(int(full[0]))
+    _, wait_reward, _, _, wait_info = twin.step(env.wait_action)
+    assert info["invalid_action"] and info["executed_action"] == env.wait_action
+    assert not wait_info["invalid_action"]
+    assert reward == wait_reward - 0.5
+    assert (env.sim.now, env.claimed.tolist(), env.current_job) == (twin.sim.now, twin.claimed.tolist(), twin.current_job)
+
+
+def test_invalid_action_noop_mode_changes_nothing() -> None:
+    env = DDLPlacementEnv("small", invalid_action="noop", invalid_action_penalty=0.5)
+    env.reset(seed=0)
+    full = _state_with_a_full_server(env)
     before = (env.sim.now, env.claimed.tolist(), env.current_job)
     _, reward, _, _, info = env.step(int(full[0]))
-    assert info["invalid_action"] and reward == -0.5
+    assert info["invalid_action"] and reward == -0.5 and info["executed_action"] == -1
     assert (env.sim.now, env.claimed.tolist(), env.current_job) == before
 
 
@@ -164,3 +184,46 @@ def test_wait_drops_partial_placement_and_advances_time() -> None:
     assert not info["invalid_action"]
     assert env.sim.now > now
     assert env.claimed.sum() == 0
+
+
+def test_padded_layout_runs_on_clusters_of_any_size_up_to_max_servers() -> None:
+    from ddl_gym.scenarios import GBPS, Scenario, SyntheticSource
+    from ddl_gym.sim.model import ClusterSpec, ConfigError
+
+    def cluster(rng: np.random.Generator) -> ClusterSpec:
+        return ClusterSpec.homogeneous(int(rng.integers(2, 7)), 4, inter_bandwidth=10 * GBPS,
+                                       intra_bandwidth=800 * GBPS)
+
+    scenario = Scenario(name="random-size", cluster=cluster,
+                        workload=SyntheticSource("scaled", (("arrival_rate_per_s", 0.2), ("max_gpus", 8),
+                                                            ("num_jobs", 12))))
+    env = DDLPlacementEnv(scenario, max_servers=6)
+    assert env.action_space.n == 7 and env.wait_action == 6
+    assert env.observation_space.shape == (4 * 6 + 8 + 7,)
+    sizes = set()
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        S = env.sim.cluster.num_servers
+        sizes.add(S)
+        while True:
+            mask = info["action_mask"]
+            assert not mask[S:6].any()  # absent servers are never valid
+            np.testing.assert_array_equal(obs[3 * 6 : 4 * 6], [1.0] * S + [0.0] * (6 - S))  # present
+            assert env.observation_space.contains(obs)
+            obs, _, terminated, truncated, info = env.step(pack_worker_action(env))
+            assert not info["invalid_action"]
+            if terminated or truncated:
+                break
+        assert terminated
+    assert len(sizes) > 2
+    with pytest.raises(ConfigError, match="max_servers"):
+        DDLPlacementEnv("small", max_servers=3)
+    calls = iter(range(1_000))
+
+    def growing(rng: np.random.Generator) -> ClusterSpec:  # 2 servers when the env is built, 5 afterwards
+        return ClusterSpec.homogeneous(2 if next(calls) == 0 else 5, 4, inter_bandwidth=10 * GBPS,
+                                       intra_bandwidth=800 * GBPS)
+
+    grows = Scenario(name="growing", cluster=growing, workload=scenario.workload)
+    with pytest.raises(ConfigError, match="drew 5 servers, more than max_servers=2"):
+        DDLPlacementEnv(grows, max_servers=2).reset(seed=0)

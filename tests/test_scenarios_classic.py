@@ -15,19 +15,27 @@ from ddl_gym.sim.perf import AllReduceContentionModel
 from tests.conftest import make_cluster, make_workload
 
 
-def test_default_scenario_matches_the_issue():
+def test_default_scenario_matches_its_calibration():
     scenario = get_scenario("default")
     cluster, workload = scenario.episode(0)
     assert cluster.gpus_per_server == (4,) * 16
-    assert cluster.inter_bandwidth == pytest.approx(10e9 / 8)
+    assert cluster.inter_bandwidth == pytest.approx(100e9 / 8)  # 100 Gb/s NICs (scenarios.py docstring)
+    assert scenario.model.xi1 == pytest.approx(0.6)
     counts = dict(zip(*np.unique(workload.gpus, return_counts=True)))
     assert counts == {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
-    assert workload.arrival.max() <= 1200.0
+    assert 3600.0 < workload.arrival.max() <= 4800.0  # 80 minutes of arrivals
     assert {m.name for m in workload.models} <= {"vgg16", "resnet50", "inception_v3", "lstm_ptb"}
 
 
+def test_former_default_is_kept_as_default_10g():
+    cluster, workload = get_scenario("default-10g").episode(0)
+    assert cluster.inter_bandwidth == pytest.approx(10e9 / 8) and get_scenario("default-10g").model.xi1 == 1.0
+    assert workload.arrival.max() <= 1200.0 and workload.name == "default"
+
+
 def test_every_registered_scenario_samples(tmp_path):
-    for name in ("default", "small", "large", "ada-srsf", "ada-srsf-joblevel", "philly-slice"):
+    for name in ("default", "small", "large", "ada-srsf", "ada-srsf-joblevel", "philly-slice", "default-10g",
+                 "ada-srsf-10g"):
         cluster, workload = SCENARIOS[name].episode(1)
         assert workload.num_jobs > 0 and workload.gpus.max() <= cluster.num_gpus
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import bisect
 import math
+import struct
 from typing import Any, Sequence
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ddl_gym.envs.base import SimulatorEnv
+from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
 from ddl_gym.placement import PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
-from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
 from ddl_gym.sim.model import ConfigError
+from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
 
 # Normalisation constants (log-scaled heavy-tailed quantities saturate at these).
 _WORK_MAX_S = 1e6  # seconds of estimated run time
@@ -28,11 +29,43 @@ _QUEUE_MAX = 1000  # queued jobs
 _INV_LOG_WAIT = 1.0 / math.log1p(_WAIT_MAX_S)
 _INV_LOG_QUEUE = 1.0 / math.log1p(_QUEUE_MAX)
 _INV_LOG_TIME = 1.0 / math.log1p(_TIME_MAX_S)
+# Portable layout: sizes saturate at these (a job of 64 GPUs, 64-GPU servers, 65,536-GPU clusters).
+_LOG2_JOB_GPUS_MAX = 6.0
+_LOG2_SERVER_GPUS_MAX = 6.0
+_LOG2_CLUSTER_GPUS_MAX = 16.0
+_LOG2_SERVERS_NEEDED_MAX = 4.0  # 16 servers
+_LOG2_DEMAND_MAX = 4.0  # queued GPU demand of 15 clusters' worth
+_INV_LOG2_DEMAND = 1.0 / _LOG2_DEMAND_MAX
+_FREE_LEVELS = (1, 2, 4, 8)  # "servers with at least g free GPUs", g in GPUs (not a fraction of the server)
 
+OBSERVATIONS = ("portable", "legacy")
+
+_PACKERS: dict[int, struct.Struct] = {}
+
+
+def _to_float32(values: list[float]) -> np.ndarray:
+    """A fresh float32 array of ``values``: ``struct`` packs them faster than numpy converts a list
+    (both round each float64 to the nearest float32)."""
+    n = len(values)
+    packer = _PACKERS.get(n)
+    if packer is None:
+        packer = _PACKERS[n] = struct.Struct(f"{n}f")
+    data = bytearray(4 * n)
+    packer.pack_into(data, 0, *values)
+    return np.frombuffer(data, dtype=np.float32)
+
+# Legacy layout (v0 as first released; the shipped agents were trained on it).
 SERVER_FEATURES = ("free_fraction", "split_jobs", "size")
 JOB_FEATURES = ("present", "gpus", "est_runtime", "waited", "comm_intensity", "fits_now", "fits_one_server")
 GLOBAL_FEATURES = ("queue_length", "queue_overflow", "running_jobs", "free_fraction", "finished_fraction",
                    "arrivals_left_fraction", "sim_time", "mean_split_contention")
+# Portable layout (default): no block depends on the server count.
+PORTABLE_CLUSTER_FEATURES = ("servers_free_1", "servers_free_2", "servers_free_4", "servers_free_8", "servers_empty",
+                             "most_free_server", "servers_split", "cluster_gpus", "server_gpus")
+PORTABLE_JOB_FEATURES = ("present", "gpus", "cluster_share", "servers_needed", "est_runtime", "comm_intensity",
+                         "waited", "free_share", "fits_now", "fits_one_server", "one_server_choices")
+PORTABLE_GLOBAL_FEATURES = ("queue_length", "queue_overflow", "queued_demand", "running_jobs", "free_fraction",
+                            "finished_fraction", "arrivals_left_fraction", "sim_time", "mean_split_contention")
 
 
 class DDLClusterEnv(SimulatorEnv):
@@ -46,172 +79,340 @@ class DDLClusterEnv(SimulatorEnv):
     those servers (ring-all-reduce contention, SJF-BCO §4.1 eqs. 6–8) and pays a per-server
     overhead; a job on one server uses the fast intra-server link. The agent decides which queued
     job to start next, how to place it, and when to wait. The default scenario has 16 servers × 4
-    GPUs, 10 Gb/s NICs, and 160 jobs (80×1, 14×2, 26×4, 30×8, 8×16, 2×32 GPUs; Table III models of
-    Ada-SRSF) arriving over 20 minutes, freshly sampled each episode.
+    GPUs and 160 jobs (80×1, 14×2, 26×4, 30×8, 8×16, 2×32 GPUs; Table III models of Ada-SRSF)
+    arriving over 20 minutes, freshly sampled each episode (see ``ddl-gym list`` for its NICs).
 
     ## Action Space
 
-    ``Discrete(1 + W·P)`` with ``W = window`` queue slots and ``P = len(placements)`` rules:
+    ``Discrete(1 + K·P)`` with ``K = max_window`` queue slots (default: ``window``) and
+    ``P = len(placements)`` rules:
 
     | action          | meaning                                                               |
     |-----------------|-----------------------------------------------------------------------|
     | 0               | advance: let simulated time run to the next event (arrival/completion)|
     | 1 + w·P + p     | start the job in queue slot ``w`` with placement rule ``placements[p]``|
 
-    The queue window lists the first ``W`` queued jobs in ``queue_order`` (``"srsf"``: smallest
-    ``F·G·τ̂`` first; ``"fifo"``: arrival order; ``"sjf"``: smallest ``F·τ̂``). Slots are re-sorted
-    every step: an action names "the job now in slot w", never a job id. Default rules:
-    ``pack`` (consolidate on the fullest server that fits, else fewest servers), ``spread``
-    (one GPU at a time on the least-loaded server) and ``contention_aware`` (one server if
-    possible, else the servers with the fewest spread jobs). Masks: :meth:`action_masks` (np.int8)
-    and ``info["action_mask"]``; a start is valid iff the slot holds a job with ``G_j <= free
-    GPUs``; "advance" is valid unless it would wait forever (nothing running, no arrivals left).
-    An invalid action is a no-op that costs ``invalid_action_penalty`` and sets
-    ``info["invalid_action"] = True``; it never raises.
+    The queue window lists the first ``window`` queued jobs in ``queue_order`` (``"srsf"``:
+    smallest ``F·G·τ̂`` first; ``"fifo"``: arrival order; ``"sjf"``: smallest ``F·τ̂``); slots
+    ``window .. K−1`` (only when ``max_window > window``) stay empty. Slots are re-sorted every
+    step: an action names "the job now in slot w", never a job id. Default rules: ``pack``
+    (consolidate on the fullest server that fits, else fewest servers), ``spread`` (one GPU at a
+    time on the least-loaded server) and ``contention_aware`` (one server if possible, else the
+    servers with the fewest spread jobs).
+
+    **Masks.** A start is valid iff the slot holds a job with ``G_j <=`` free GPUs; "advance" is
+    valid unless it would wait forever (nothing running, no arrivals left). At least one action is
+    always valid (also in the terminal state, where only 0 is). Read the mask as ``np.int8`` 0/1
+    from ``info["action_mask"]`` or from :meth:`action_masks`. Through ``gym.make``'s wrappers use
+    ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()`` (Gymnasium 1.x
+    wrappers do not forward attributes); in SB3 vector envs ``venv.env_method("action_masks")``
+    (what MaskablePPO does), in Gymnasium vector envs ``envs.unwrapped.call("action_masks")``.
+
+    **Invalid actions** (a masked action or an integer outside ``0 .. K·P``) never raise. With
+    ``invalid_action="wait"`` (default) the env carries out "advance" instead, or, when advance
+    is itself invalid, the first valid start (lowest slot, then lowest rule); either way the step
+    costs ``invalid_action_penalty`` on top of its reward, ``info["invalid_action"]`` is ``True``
+    and ``info["executed_action"]`` says what ran. Every step therefore starts a job or lets at
+    least one event happen, so an episode of ``N`` jobs ends within ``3N`` steps whatever the
+    agent does (an agent without masks, such as plain PPO, cannot stall it); the default penalty
+    (0.05) makes the substitute slightly worse than choosing it directly, which keeps plain PPO
+    from drifting onto invalid synonyms of "advance" (``scripts/ppo_unmasked_curve.py``). With
+    ``invalid_action="noop"`` (v0 as first released) nothing happens and time does not move;
+    only the decision limit then ends an episode that repeats an invalid action.
+    Anything that is not an integer (``1.7``, ``"1"``, ``None``, ``nan``, ``True``, an array of
+    shape ``(1,)``) raises :class:`~ddl_gym.envs.base.InvalidActionError` naming the action and
+    the space; accepted types are those of Gymnasium's ``Discrete.contains`` (Python ints, NumPy
+    integer scalars, 0-d integer arrays) minus bools.
 
     ## Observation Space
 
-    A flat ``Box(0, 1, (3·S + 7·W + 8,), float32)`` (``S`` servers), in this order:
+    A flat ``Box(0, 1, (n,), float32)`` in one of two layouts (``observation=``); the sizes are in
+    ``env.observation_layout``. Blocks follow each other in the order of the tables. A
+    *feature-major* block lists one feature for every item, then the next feature; a
+    *slot-major* block lists all features of slot 0, then all of slot 1, and so on (row ``w``
+    starts at ``offset + w·F``). Empty slots are all zeros.
 
-    | block      | feature (per item)   | meaning / normalisation                                    |
-    |------------|----------------------|------------------------------------------------------------|
-    | per server | free_fraction        | free GPUs / GPUs of the server                             |
-    |            | split_jobs           | spread jobs with workers on it / GPUs of the server (p_s)  |
-    |            | size                 | GPUs of the server / largest server                        |
-    | per slot   | present              | 1 if a job occupies the slot                               |
-    |            | gpus                 | log2(1+G_j) / log2(1+GPUs in cluster)                      |
-    |            | est_runtime          | log1p(F_j·τ̂_j) / log1p(1e6 s), τ̂ = uncontended, consolidated |
-    |            | waited               | log1p(now − arrival) / log1p(1e6 s)                        |
-    |            | comm_intensity       | r/(1+r), r = 2·m_j/b_e ÷ compute time per iteration        |
-    |            | fits_now             | 1 if G_j <= free GPUs                                      |
-    |            | fits_one_server      | 1 if some server alone has G_j free GPUs                   |
-    | global     | queue_length         | log1p(queued) / log1p(1000)                                |
-    |            | queue_overflow       | log1p(queued beyond the window) / log1p(1000)              |
-    |            | running_jobs         | log1p(running) / log1p(GPUs in cluster)                    |
-    |            | free_fraction        | free GPUs / GPUs in cluster                                |
-    |            | finished_fraction    | finished jobs / jobs in the episode                        |
-    |            | arrivals_left_fraction | jobs not yet arrived / jobs in the episode               |
-    |            | sim_time             | log1p(now − first arrival) / log1p(1e7 s)                  |
-    |            | mean_split_contention| mean p_j of running spread jobs / largest server           |
+    ``"portable"`` (default): ``9 + 11·K + 9`` values; no block depends on the server count, so
+    one agent runs on clusters of any size, and on any ``window <= K``.
 
-    Values are clipped to [0, 1]. Layout sizes are in ``env.observation_layout``.
+    | block (order)       | feature (per item)   | meaning / normalisation                               |
+    |---------------------|----------------------|-------------------------------------------------------|
+    | cluster (9)         | servers_free_g, g=1,2,4,8 | servers with >= g free GPUs / servers            |
+    |                     | servers_empty        | servers with every GPU free / servers                 |
+    |                     | most_free_server     | most free GPUs on one server / largest server          |
+    |                     | servers_split        | servers hosting a spread job / servers                 |
+    |                     | cluster_gpus         | log2(GPUs in cluster) / 16                             |
+    |                     | server_gpus          | log2(GPUs of the largest server) / 6                   |
+    | slots (K × 11, slot-major) | present       | 1 if a job occupies the slot                           |
+    |                     | gpus                 | log2(G_j) / 6 (64 GPUs = 1)                            |
+    |                     | cluster_share        | G_j / GPUs in cluster                                  |
+    |                     | servers_needed       | log2(⌈G_j / largest server⌉) / 4                       |
+    |                     | est_runtime          | log1p(F_j·τ̂_j) / log1p(1e6 s), τ̂ = uncontended, consolidated |
+    |                     | comm_intensity       | r/(1+r), r = 2·m_j/b_e ÷ compute time per iteration    |
+    |                     | waited               | log1p(now − arrival) / log1p(1e6 s)                    |
+    |                     | free_share           | G_j / free GPUs (1 if it does not fit)                 |
+    |                     | fits_now             | 1 if G_j <= free GPUs                                  |
+    |                     | fits_one_server      | 1 if some server alone has G_j free GPUs               |
+    |                     | one_server_choices   | servers that alone have G_j free GPUs / servers        |
+    | global (9)          | queue_length         | log1p(queued) / log1p(1000)                            |
+    |                     | queue_overflow       | log1p(queued beyond the window) / log1p(1000)          |
+    |                     | queued_demand        | log2(1 + queued GPUs / GPUs in cluster) / 4            |
+    |                     | running_jobs         | log1p(running) / log1p(GPUs in cluster)                |
+    |                     | free_fraction        | free GPUs / GPUs in cluster                            |
+    |                     | finished_fraction    | finished jobs / jobs in the episode                    |
+    |                     | arrivals_left_fraction | jobs not yet arrived / jobs in the episode           |
+    |                     | sim_time             | log1p(now − first arrival) / log1p(1e7 s)              |
+    |                     | mean_split_contention| mean p_j of running spread jobs / largest server       |
+
+    ``"legacy"``: ``3·S + 7·W + 8`` values for ``S`` servers (tied to the cluster size, so the
+    scenario must keep its server count). The shipped agents were trained on it; their metadata
+    records it and :func:`ddl_gym.agents.load_policy` selects it.
+
+    | block (order)       | feature (per item)   | meaning / normalisation                               |
+    |---------------------|----------------------|-------------------------------------------------------|
+    | servers (S × 3, feature-major) | free_fraction | free GPUs / GPUs of the server                  |
+    |                     | split_jobs           | spread jobs with workers on it / GPUs of the server (p_s) |
+    |                     | size                 | GPUs of the server / largest server                   |
+    | slots (W × 7, slot-major) | present        | 1 if a job occupies the slot                           |
+    |                     | gpus                 | log2(1+G_j) / log2(1+GPUs in cluster)                  |
+    |                     | est_runtime          | as above                                               |
+    |                     | waited               | as above                                               |
+    |                     | comm_intensity       | as above                                               |
+    |                     | fits_now             | as above                                               |
+    |                     | fits_one_server      | as above                                               |
+    | global (8)          | queue_length, queue_overflow, running_jobs, free_fraction, finished_fraction, arrivals_left_fraction, sim_time, mean_split_contention | as above |
+
+    Values are clipped to [0, 1].
 
     ## Rewards
 
-    ``reward="jct"`` (default): ``−Δt · (jobs in system) · reward_scale`` per step, so the
-    undiscounted return is exactly ``−(Σ_j JCT_j) · reward_scale``. ``"makespan"``: ``−Δt ·
-    reward_scale`` while jobs remain (return ``−makespan · scale``). ``"weighted_jct"``:
-    ``−Δt · Σ weights in system · scale``. ``reward_scale`` defaults to 1/3600 (hours).
+    ``reward="jct"`` (default): ``−Δt · (jobs in system) · reward_scale`` per step, so with no
+    invalid actions the undiscounted return is exactly ``−(Σ_j JCT_j) · reward_scale`` (each
+    invalid action adds ``−invalid_action_penalty``). ``"makespan"``: ``−Δt · reward_scale``
+    while jobs remain (return ``−makespan · scale``). ``"weighted_jct"``: ``−Δt · Σ weights in
+    system · scale``. ``reward_scale`` defaults to 1/3600 (hours).
+
+    ## Info
+
+    Every ``reset`` and ``step``:
+
+    | key              | type        | meaning                                                    |
+    |------------------|-------------|------------------------------------------------------------|
+    | action_mask      | np.int8 (n,)| valid actions now (a copy of :meth:`action_masks`)          |
+    | invalid_action   | bool        | the action given to this step was invalid (False on reset)  |
+    | executed_action  | int         | the action carried out (its substitute when invalid; −1 for a "noop"; −1 on reset) |
+    | sim_time         | float       | simulated seconds now                                       |
+    | queue_length     | int         | queued jobs (all, not just the window)                      |
+    | running_jobs     | int         | running jobs                                                |
+    | finished_jobs    | int         | finished jobs                                               |
+    | window_jobs      | list[int]   | job indices in slots 0, 1, ... (workload row numbers)       |
+
+    On the last step of an episode (terminated or truncated) ``info["metrics"]`` holds the
+    harness's summary keys (``avg_jct_s``, ``makespan_s``, ...). No value is wall-clock.
 
     ## Starting State
 
     ``reset(seed)`` draws the cluster and workload from the scenario with the env's
     ``np_random`` (identical to ``scenario.episode(seed)`` used by the evaluation harness),
-    puts the clock at the first arrival and advances to the first decision. ``options``:
-    ``{"workload": Workload | path.csv}`` replaces the sampled jobs for this episode.
+    puts the clock at the first arrival and advances to the first decision. ``options`` (a dict;
+    unknown keys are refused by name): ``{"workload": Workload | path.csv}`` replaces the
+    sampled jobs for this episode.
 
     ## Episode End
 
-    Terminated when every job has finished (``info["metrics"]`` then holds the harness's
-    summary keys). Truncated after ``max_decisions`` steps, if set. Time only moves on
-    "advance" (or automatically when no start is possible), so steps are decisions.
+    Terminated when every job has finished. Truncated when the decision limit is reached:
+    ``max_decisions="auto"`` (default) is ``6·N + 64`` for ``N`` jobs, twice what any episode can
+    take with ``invalid_action="wait"``, so it only ends ``"noop"`` episodes stuck on invalid
+    actions; an integer sets it, ``None`` removes it. Steps are decisions, not seconds: time only
+    moves on "advance" (or by itself while no start is possible).
 
     ## Arguments
 
-    ``scenario`` (name, file or :class:`Scenario`), ``window`` W (8), ``placements``,
-    ``queue_order``, ``reward``, ``reward_scale``, ``invalid_action_penalty``, ``max_decisions``,
-    ``render_mode`` (``"ansi"`` or ``"rgb_array"``), ``debug`` (simulator invariant checks).
+    ``scenario`` (name, file or :class:`Scenario`), ``window`` W (8), ``max_window`` K (``None``
+    = ``window``; portable layout only), ``placements``, ``queue_order``, ``observation``
+    (``"portable"`` or ``"legacy"``), ``reward``, ``reward_scale``, ``invalid_action``
+    (``"wait"`` or ``"noop"``), ``invalid_action_penalty`` (0.05, in reward units: three job-minutes at
+    the default scale), ``max_decisions``
+    (``"auto"``), ``render_mode`` (``"ansi"`` or ``"rgb_array"``), ``debug`` (simulator
+    invariant checks).
+
+    ## Vector envs
+
+    Gymnasium: ``gym.make_vec("ddl_gym:DDLCluster-v0", num_envs=n, vectorization_mode="async",
+    vector_kwargs={"shared_memory": True})``, or :func:`ddl_gym.envs.vector.make_async_vec` for
+    the tuned variant; SB3: ``make_vec_env("ddl_gym:DDLCluster-v0", n_envs=n,
+    vec_env_cls=SubprocVecEnv)`` (call ``torch.set_num_threads(1)`` in the learner). See
+    :mod:`ddl_gym.envs.vector` for measured speeds.
 
     ## Version History
 
+    * v0 (revised): portable observation layout as default (``observation="legacy"`` keeps the
+      first layout), invalid actions wait instead of doing nothing (``invalid_action="noop"``
+      keeps the first behaviour), ``max_decisions="auto"``, ``info["executed_action"]``,
+      non-integer actions and unknown reset options raise clear errors. Trajectories under
+      valid actions are unchanged.
     * v0: initial version.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    _size_free_observation = True  # set per instance from ``observation``
 
     def __init__(
         self,
         scenario: str | Scenario = "default",
         *,
         window: int = 8,
+        max_window: int | None = None,
         placements: Sequence[str] = ("pack", "spread", "contention_aware"),
         queue_order: str = "srsf",
+        observation: str = "portable",
         reward: str = "jct",
         reward_scale: float = 1.0 / 3600.0,
-        invalid_action_penalty: float = 0.0,
-        max_decisions: int | None = None,
+        invalid_action: str = "wait",
+        invalid_action_penalty: float = 0.05,
+        max_decisions: int | str | None = "auto",
         render_mode: str | None = None,
         debug: bool = False,
     ) -> None:
         self._setup_common(scenario, reward=reward, reward_scale=reward_scale, render_mode=render_mode,
-                           invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
-        if window < 1:
-            raise ConfigError(f"window must be >= 1, got {window}")
+                           invalid_action=invalid_action, invalid_action_penalty=invalid_action_penalty,
+                           max_decisions=max_decisions, debug=debug)
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
+            raise ConfigError(f"window must be an integer >= 1, got {window!r}")
         if queue_order not in ("srsf", "fifo", "sjf"):
             raise ConfigError(f"queue_order must be 'srsf', 'fifo' or 'sjf', got {queue_order!r}")
+        if observation not in OBSERVATIONS:
+            raise ConfigError(f"observation must be 'portable' or 'legacy', got {observation!r}")
+        slots = int(window) if max_window is None else max_window
+        if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < window:
+            raise ConfigError(f"max_window must be an integer >= window ({window}), got {max_window!r}")
+        if observation == "legacy" and slots != window:
+            raise ConfigError("max_window (padded slots) needs observation='portable'; the legacy layout has "
+                              f"exactly window={window} slots")
         self.window = int(window)
+        self.max_window = int(slots)
         self.placement_names = tuple(placements)
+        if not self.placement_names:
+            raise ConfigError("placements must name at least one placement rule")
         self._rules: tuple[PlacementRule, ...] = tuple(get_placement_rule(p) for p in self.placement_names)
         self.queue_order = queue_order
-        n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) * self.window + len(GLOBAL_FEATURES)
+        self.observation = observation
+        self._size_free_observation = observation == "portable"
+        P = len(self._rules)
+        if observation == "portable":
+            n_obs = (len(PORTABLE_CLUSTER_FEATURES) + len(PORTABLE_JOB_FEATURES) * self.max_window
+                     + len(PORTABLE_GLOBAL_FEATURES))
+            self.observation_layout: dict[str, Any] = {
+                "observation": "portable", "slots": self.max_window,
+                "cluster_features": PORTABLE_CLUSTER_FEATURES, "job_features": PORTABLE_JOB_FEATURES,
+                "global_features": PORTABLE_GLOBAL_FEATURES, "placements": self.placement_names,
+            }
+        else:
+            n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) * self.window + len(GLOBAL_FEATURES)
+            # Exactly the keys the first release recorded in agent metadata (the compatibility check compares them).
+            self.observation_layout = {
+                "servers": self.num_servers, "server_features": SERVER_FEATURES, "window": self.window,
+                "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES, "placements": self.placement_names,
+            }
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
-        self.action_space = spaces.Discrete(1 + self.window * len(self._rules))
-        self.observation_layout = {
-            "servers": self.num_servers, "server_features": SERVER_FEATURES, "window": self.window,
-            "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES, "placements": self.placement_names,
-        }
-        self._obs = np.zeros(n_obs, dtype=np.float32)
+        self.action_space = DiscreteActions(1 + self.max_window * P)
+        self._n_actions = 1 + self.max_window * P
         self._window: list[int] = []
-        self._mask: np.ndarray | None = None
+        self._mask_key = 1
+        self._mask_cache: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         self._start_episode(seed, options)
         self._prepare_episode()
         self._auto_advance()
-        obs = self._observe()
-        return obs, self._info(invalid=False)
+        return self._observe(), self._info(invalid=False)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self.sim is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
         sim = self.sim
-        before = self._objective_area()
-        mask = self._mask if self._mask is not None else self._compute_mask()
-        action = int(action)
-        invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
-        if not invalid and not sim.done:
-            if action == 0:
-                sim.advance()
-            else:
-                slot, rule = divmod(action - 1, len(self._rules))
-                job = self._window[slot]
-                ids = self._rules[rule](sim, job, self.np_random)
-                sim.start(job, ids)
+        if sim is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if type(action) is not int:
+            action = action_index(action, self._n_actions, "DDLCluster")
+        before = getattr(sim, self._area)
+        invalid = self._apply(action)
+        # SimulatorEnv._finish_step, inlined on this hot path.
+        self._steps += 1
+        reward = -(getattr(sim, self._area) - before) * self.reward_scale
+        if invalid:
+            reward -= self.invalid_action_penalty
+        terminated = sim.done
+        limit = self._decision_limit
+        truncated = limit is not None and self._steps >= limit and not terminated
+        obs = self._observe_portable() if self._size_free_observation else self._observe_legacy()
+        mask = self._mask_cache.get(self._mask_key)
+        if mask is None:
+            mask = self._mask_array()
+        info = {
+            "action_mask": mask.copy(),
+            "invalid_action": invalid,
+            "executed_action": self._executed,
+            "sim_time": float(sim.now),
+            "queue_length": len(sim.queue),
+            "running_jobs": len(sim.running),
+            "finished_jobs": sim.num_finished,
+            "window_jobs": list(self._window),
+        }
+        if terminated or truncated:
+            info["metrics"] = sim.result().summary()
+        return obs, float(reward), terminated, truncated, info
+
+    def apply_action(self, action: int) -> bool:
+        """``step(action)`` without reward, observation or info (for planners such as MCTS).
+
+        The state afterwards, the decision count and the random generator are exactly those
+        ``step`` would leave; returns whether the action was invalid.
+        """
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() before apply_action()")
+        if type(action) is not int:
+            action = action_index(action, self._n_actions, "DDLCluster")
+        self._steps += 1
+        return self._apply(action)
+
+    def _apply(self, action: int) -> bool:
+        """Carry out an integer action (or its substitute); returns whether it was invalid.
+
+        The state transition of :meth:`step` without reward, observation or info: MCTS rollouts,
+        which read none of those, step with this.
+        """
+        sim = self.sim
+        assert sim is not None
+        key = self._mask_key  # bit 0: advance valid; bit 1 + w: slot w startable
+        P = self._n_rules
+        if action == 0:
+            invalid = not key & 1
+        elif 0 < action < self._n_actions:
+            invalid = not (key >> (1 + (action - 1) // P)) & 1
+        else:
+            invalid = True
+        if invalid:
+            action = self._substitute() if self.invalid_action == "wait" else -1
+        self._executed = action
+        if action > 0:
+            slot, rule = divmod(action - 1, P)
+            job = self._window[slot]
+            sim.start(job, self._rules[rule](sim, job, self._np_random))  # seeded by reset()
+            # Only the env starts jobs: drop the job from the ranked queue; the window is rebuilt below.
+            self._queued_gpus -= self._gpus[job]
+            if self._rank is not None:
+                ranked = self._ranked
+                del ranked[bisect.bisect_left(ranked, self._rank[job])]
+            self._window_stale = True
             self._auto_advance()
-            self._mask = None
-        return self._finish_step(before, invalid)
+        elif action == 0 and not sim.done:
+            sim.advance()
+            self._auto_advance()
+        return invalid
 
     def action_masks(self) -> np.ndarray:
-        """Valid actions as np.int8 0/1 (at least one is always 1)."""
-        if self._mask is None:
-            self._mask = self._compute_mask()
-        return self._mask.copy()
-
-    def _compute_mask(self) -> np.ndarray:
-        mask = np.zeros(self.action_space.n, dtype=np.int8)
-        sim = self.sim
-        if sim is None or sim.done:
-            mask[0] = 1
-            return mask
-        gpus = self._gpus
-        P = len(self._rules)
-        for slot, job in enumerate(self._window):
-            if gpus[job] <= sim.num_free:
-                mask[1 + slot * P : 1 + (slot + 1) * P] = 1
-        if sim.running or sim.has_future_arrivals or not mask.any():
-            mask[0] = 1
-        return mask
+        """Valid actions as np.int8 0/1 (at least one is always 1); a fresh array."""
+        return self._mask_array().copy()
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None or self.sim is None:
@@ -220,10 +421,30 @@ class DDLClusterEnv(SimulatorEnv):
             return self._render_text()
         return self._render_rgb()
 
+    @property
+    def window_jobs(self) -> list[int]:
+        """Job indices (workload rows) in slots 0, 1, ... now (a copy)."""
+        return list(self._window)
+
+    def current_observation(self) -> np.ndarray:
+        """The observation of the current state (what the last ``reset``/``step`` returned)."""
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self._observe()
+
+    def current_info(self) -> dict[str, Any]:
+        """The info of the current state, as a step into it with a valid action would return."""
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self._info(invalid=False)
+
     def _fork_state(self, twin: DDLClusterEnv) -> None:
         twin._window = list(self._window)
-        twin._ranked_queue = list(getattr(self, "_ranked_queue", []))
-        twin._obs = self._obs.copy()
+        twin._ranked = list(self._ranked)
+
+    def _auto_decision_limit(self) -> int:
+        # Each step starts a job (<= N) or lets an event happen (<= N arrivals + N completions).
+        return 6 * self.sim.workload.num_jobs + 64  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ internals
     def _prepare_episode(self) -> None:
@@ -231,136 +452,262 @@ class DDLClusterEnv(SimulatorEnv):
         assert sim is not None
         w = sim.workload
         cluster = sim.cluster
+        self.num_servers = cluster.num_servers
+        self._num_jobs = w.num_jobs
+        self._n_rules = len(self._rules)
         self._gpus = w.gpus.tolist()
         runtime = nominal_runtimes(sim)
         key = priority_key(sim, self.queue_order, runtime)
-        self._order_key: list[float] | None = None if key is None else key.tolist()
-        # Static part of each job's window row, in JOB_FEATURES order (waited/fits_* filled per step).
-        static = np.zeros((w.num_jobs, len(JOB_FEATURES)), dtype=np.float32)
-        static[:, 0] = 1.0
-        static[:, 1] = np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus)
-        static[:, 2] = np.minimum(1.0, np.log1p(runtime) / math.log1p(_WORK_MAX_S))
-        static[:, 4] = comm_intensity(w, cluster)
-        self._job_static = static
-        self._job_static_rows = static.tolist()
-        self._zero_rows = [[0.0] * (len(JOB_FEATURES) * (self.window - k)) for k in range(self.window + 1)]
-        self._gpus_arr = w.gpus
-        # Queue order as a rank per job (ties by index), so sorting the queue is a C-level key lookup.
-        if self._order_key is None:
-            self._rank = None
+        # Queue order as a rank per job (ties by index): the queued jobs are kept as a sorted list of
+        # ranks, updated on arrivals and starts, so the window is its first W entries.
+        if key is None:
+            self._rank: list[int] | None = None
         else:
-            order = np.lexsort((np.arange(w.num_jobs), np.asarray(self._order_key)))
+            order = np.lexsort((np.arange(w.num_jobs), np.asarray(key)))
             rank = np.empty(w.num_jobs, dtype=np.int64)
             rank[order] = np.arange(w.num_jobs)
             self._rank = rank.tolist()
-            self._job_by_rank = order.tolist()
-        self._ranked_queue: list[int] = []
+            self._job_by_rank: list[int] = order.tolist()
+        self._ranked: list[int] = []
         self._seen_arrivals = 0
-        self._arrival = w.arrival
+        self._queued_gpus = 0
         self._arrival_list = w.arrival.tolist()
-        self._inv_server_gpus = 1.0 / sim.server_gpus.astype(np.float64)
-        self._inv_log_gpus = 1.0 / math.log1p(cluster.num_gpus)
-        self._t0 = float(w.arrival[0]) if w.num_jobs else 0.0
-        self._server_gpus = sim.server_gpus.astype(np.float64)
+        self._t0 = self._arrival_list[0] if w.num_jobs else 0.0
+        self._num_gpus = cluster.num_gpus
         self._max_server = float(cluster.max_server_gpus)
-        S = self.num_servers
-        self._obs[:] = 0.0
-        self._obs[2 * S : 3 * S] = self._server_gpus / self._max_server
-        self._window: list[int] = []
-        self._window_stamp: tuple[int, int] = (-1, -1)
-        self._mask: np.ndarray | None = None
-
-    def _refresh_window(self) -> None:
-        sim = self.sim
-        assert sim is not None
-        stamp = (sim.num_arrived, sim.decisions)  # the queue changes only on arrivals and starts
-        if stamp == self._window_stamp:
-            return
-        self._window_stamp = stamp
-        self._mask = None
-        if self._rank is None:
-            self._window = sim.queue[: self.window]
-            return
-        # Keep the queue as a sorted list of ranks: arrivals come in job-index order, and only the
-        # env starts jobs, so inserting new arrivals and dropping started jobs keeps it exact.
-        ranked = self._ranked_queue
-        rank = self._rank
-        for job in range(self._seen_arrivals, sim.num_arrived):
-            bisect.insort(ranked, rank[job])
-        self._seen_arrivals = sim.num_arrived
-        state = sim.state
-        by_rank = self._job_by_rank
-        window: list[int] = []
-        i = 0
-        while i < len(ranked) and len(window) < self.window:
-            job = by_rank[ranked[i]]
-            if state[job] != 1:  # started since (QUEUED == 1): drop lazily
-                del ranked[i]
-                continue
-            window.append(job)
-            i += 1
-        self._window = window
+        self._inv_log_gpus = 1.0 / math.log1p(cluster.num_gpus)
+        self._window = []
+        self._window_min_gpus = 1 << 62
+        self._window_stale = True
+        self._mask_key = 1
+        self._executed = -1
+        est_runtime = np.minimum(1.0, np.log1p(runtime) / math.log1p(_WORK_MAX_S))
+        comm = comm_intensity(w, cluster)
+        if self.observation == "legacy":
+            S = self.num_servers
+            inv = 1.0 / sim.server_gpus.astype(np.float64)
+            self._inv_server_gpus = inv.tolist()
+            self._server_size_features = (sim.server_gpus.astype(np.float64) / self._max_server).tolist()
+            self._zero_rows = [[0.0] * (len(JOB_FEATURES) * (self.window - k)) for k in range(self.window + 1)]
+            g_feature = np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus)
+            # Per job: (present, gpus, est_runtime) and comm_intensity, as float32-exact float64 values of
+            # the first release's float32 static table.
+            static = np.zeros((w.num_jobs, 4), dtype=np.float32)
+            static[:, 0] = 1.0
+            static[:, 1] = g_feature
+            static[:, 2] = est_runtime
+            static[:, 3] = comm
+            self._legacy_static = [(a, b, c, d) for a, b, c, d in static.tolist()]
+            self._legacy_S = S
+        else:
+            max_server = cluster.max_server_gpus
+            self._server_caps = list(cluster.gpus_per_server)
+            self._homogeneous = min(self._server_caps) == max_server
+            self._inv_gpus = 1.0 / cluster.num_gpus
+            self._inv_jobs = 1.0 / w.num_jobs if w.num_jobs else 0.0
+            self._at_least = [0] * (max_server + 2)  # scratch list, rewritten by every observation
+            self._levels_down = range(max_server, -1, -1)
+            self._free_levels = tuple(g for g in _FREE_LEVELS if g <= max_server)
+            self._free_levels_pad = (0.0,) * (len(_FREE_LEVELS) - len(self._free_levels))
+            self._inv_servers = 1.0 / cluster.num_servers
+            self._max_server_int = max_server
+            gpus = w.gpus.astype(np.float64)
+            servers_needed = np.ceil(gpus / max_server)
+            static = np.stack([
+                np.ones(w.num_jobs),
+                np.minimum(1.0, np.log2(gpus) / _LOG2_JOB_GPUS_MAX),
+                gpus / cluster.num_gpus,
+                np.minimum(1.0, np.log2(servers_needed) / _LOG2_SERVERS_NEEDED_MAX),
+                est_runtime,
+                comm,
+            ], axis=1).astype(np.float32).astype(np.float64) if w.num_jobs else np.zeros((0, 6))
+            self._portable_static = [tuple(row) for row in static.tolist()]
+            self._zero_rows = [[0.0] * (len(PORTABLE_JOB_FEATURES) * (self.max_window - k))
+                               for k in range(self.max_window + 1)]
+            self._scale_features = (min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
+                                    min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX))
 
     def _auto_advance(self) -> None:
-        """Let time run while there is no start to decide (queue empty or nothing fits)."""
+        """Let time run while there is no start to decide (queue empty or nothing fits); set the mask."""
         sim = self.sim
         assert sim is not None
+        gpus = self._gpus
         while True:
-            self._refresh_window()
+            arrived = sim.num_arrived
+            if arrived != self._seen_arrivals:  # new arrivals join the ranked queue
+                if self._rank is not None:
+                    ranked, rank = self._ranked, self._rank
+                    for job in range(self._seen_arrivals, arrived):
+                        bisect.insort(ranked, rank[job])
+                self._queued_gpus += sum(gpus[self._seen_arrivals:arrived])
+                self._seen_arrivals = arrived
+                self._window_stale = True
+            if self._window_stale:
+                if self._rank is None:
+                    window = sim.queue[: self.window]
+                else:
+                    by_rank = self._job_by_rank
+                    window = [by_rank[r] for r in self._ranked[: self.window]]
+                self._window = window
+                self._window_min_gpus = min([gpus[j] for j in window]) if window else 1 << 62
+                self._window_stale = False
             if sim.done:
+                self._mask_key = 1
                 return
-            if any(self._gpus[j] <= sim.num_free for j in self._window):
-                return
-            if not sim.advance():
-                return
+            if self._window_min_gpus <= sim.num_free or not sim.advance():
+                break
+        free = sim.num_free
+        key = 0
+        bit = 2
+        for job in self._window:
+            if gpus[job] <= free:
+                key |= bit
+            bit <<= 1
+        if sim.running or sim.has_future_arrivals or not key:
+            key |= 1
+        self._mask_key = key
+
+    def _substitute(self) -> int:
+        """What an invalid action does under ``invalid_action="wait"``: advance, else the first valid start."""
+        key = self._mask_key
+        if key & 1:
+            return 0
+        slot = ((key & -key).bit_length() - 2)  # lowest startable slot
+        return 1 + slot * self._n_rules
+
+    def _mask_array(self) -> np.ndarray:
+        """The mask of the current state (cached per pattern; callers must copy before handing it out)."""
+        key = self._mask_key
+        mask = self._mask_cache.get(key)
+        if mask is None:
+            mask = np.zeros(self._n_actions, dtype=np.int8)
+            mask[0] = key & 1
+            P = self._n_rules
+            for slot in range(self.max_window):
+                if (key >> (1 + slot)) & 1:
+                    mask[1 + slot * P : 1 + (slot + 1) * P] = 1
+            self._mask_cache[key] = mask
+        return mask
 
     def _observe(self) -> np.ndarray:
+        return self._observe_portable() if self._size_free_observation else self._observe_legacy()
+
+    def _observe_legacy(self) -> np.ndarray:
         sim = self.sim
         assert sim is not None
-        S, W = self.num_servers, self.window
-        obs = self._obs
-        np.multiply(sim.free_per_server, self._inv_server_gpus, out=obs[0:S])
-        np.multiply(sim.split_count, self._inv_server_gpus, out=obs[S : 2 * S])
-        base = 3 * S
-        nf = len(JOB_FEATURES)
-        # The window block is built as one Python list (≤ W·7 floats) and written with a single
-        # numpy assignment: cheaper than many small numpy writes.
-        block: list[float] = []
+        free = sim.free_per_server.tolist()
+        inv = self._inv_server_gpus
+        # One Python list, one conversion: cheaper than many small numpy writes. Same float64 values,
+        # cast once to float32, as the first release's numpy arithmetic.
+        block = [f * i for f, i in zip(free, inv)]
+        block += [p * i for p, i in zip(sim.split_count.tolist(), inv)]
+        block += self._server_size_features
         window = self._window
         if window:
-            now, arrival, gpus, static = sim.now, self._arrival_list, self._gpus, self._job_static_rows
+            now, arrival, gpus, static = sim.now, self._arrival_list, self._gpus, self._legacy_static
             num_free = sim.num_free
-            most_free = max(sim.free_per_server.tolist())
+            most_free = max(free)
             log1p = math.log1p
             for job in window:
-                present, g_feature, runtime, _, comm, _, _ = static[job]
+                present, g_feature, runtime, comm = static[job]
+                g = gpus[job]
                 block += (present, g_feature, runtime, min(1.0, log1p(now - arrival[job]) * _INV_LOG_WAIT), comm,
-                          float(gpus[job] <= num_free), float(gpus[job] <= most_free))
+                          1.0 if g <= num_free else 0.0, 1.0 if g <= most_free else 0.0)
         block += self._zero_rows[len(window)]
-        obs[base : base + nf * W] = block
-        n_jobs = max(1, sim.workload.num_jobs)
+        n_jobs = self._num_jobs or 1
         queued = len(sim.queue)
-        running = sim.running
-        contention = sim.contention
-        split = [contention[j] for j in running if contention[j]]
-        obs[base + nf * W :] = (
+        contended = sim.contended_jobs  # running jobs with p_j > 0 (the spread ones)
+        block += (
             min(1.0, math.log1p(queued) * _INV_LOG_QUEUE),
-            min(1.0, math.log1p(max(0, queued - W)) * _INV_LOG_QUEUE),
-            math.log1p(len(running)) * self._inv_log_gpus,
-            sim.num_free / sim.cluster.num_gpus,
+            min(1.0, math.log1p(max(0, queued - self.window)) * _INV_LOG_QUEUE),
+            math.log1p(len(sim.running)) * self._inv_log_gpus,
+            sim.num_free / self._num_gpus,
             sim.num_finished / n_jobs,
-            (n_jobs - sim.num_arrived) / n_jobs if sim.workload.num_jobs else 0.0,
+            (n_jobs - sim.num_arrived) / n_jobs if self._num_jobs else 0.0,
             min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
-            min(1.0, sum(split) / len(split) / self._max_server) if split else 0.0,
+            min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
-        return obs.copy()
+        return _to_float32(block)
+
+    def _observe_portable(self) -> np.ndarray:
+        sim = self.sim
+        assert sim is not None
+        free = sim.free_per_server.tolist()
+        M = self._max_server_int
+        # at_least[g] = servers with >= g free GPUs (g = 0 .. M + 1), from a count per free level.
+        count = [0] * (M + 1)
+        for f in free:
+            count[f] += 1
+        at_least = self._at_least
+        acc = 0
+        for g in self._levels_down:
+            acc += count[g]
+            at_least[g] = acc
+        inv_s = self._inv_servers
+        if self._homogeneous:
+            empty = count[M]
+        else:
+            empty = 0
+            for f, cap in zip(free, self._server_caps):
+                if f == cap:
+                    empty += 1
+        block = [at_least[g] * inv_s for g in self._free_levels]
+        block += self._free_levels_pad
+        block += (empty * inv_s, max(free) / self._max_server,
+                  (len(free) - sim.split_count.tolist().count(0)) * inv_s)
+        block += self._scale_features
+        window = self._window
+        num_free = sim.num_free
+        if window:
+            now, arrival, gpus, static = sim.now, self._arrival_list, self._gpus, self._portable_static
+            log1p = math.log1p
+            inv_free = 1.0 / num_free if num_free else 0.0
+            tails: dict[int, tuple[float, ...]] = {}  # the free-GPU features depend on G_j only
+            for job in window:
+                g = gpus[job]
+                tail = tails.get(g)
+                if tail is None:
+                    if g <= num_free:
+                        choices = at_least[g] if g <= M else 0
+                        tail = (g * inv_free, 1.0, 1.0 if choices else 0.0, choices * inv_s)
+                    else:
+                        tail = (1.0, 0.0, 0.0, 0.0)
+                    tails[g] = tail
+                block += static[job]
+                waited = log1p(now - arrival[job]) * _INV_LOG_WAIT
+                block.append(waited if waited < 1.0 else 1.0)
+                block += tail
+        block += self._zero_rows[len(window)]
+        queued = len(sim.queue)
+        log1p = math.log1p
+        q = log1p(queued) * _INV_LOG_QUEUE
+        over = queued - self.window
+        o = log1p(over) * _INV_LOG_QUEUE if over > 0 else 0.0
+        d = math.log2(1.0 + self._queued_gpus * self._inv_gpus) * _INV_LOG2_DEMAND
+        t = log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME
+        contended = sim.contended_jobs
+        c = sim.contention_sum / contended / self._max_server if contended else 0.0
+        inv_jobs = self._inv_jobs
+        block += (
+            q if q < 1.0 else 1.0,
+            o if o < 1.0 else 1.0,
+            d if d < 1.0 else 1.0,
+            log1p(len(sim.running)) * self._inv_log_gpus,
+            num_free * self._inv_gpus,
+            sim.num_finished * inv_jobs,
+            (self._num_jobs - sim.num_arrived) * inv_jobs,
+            t if t < 1.0 else 1.0,
+            c if c < 1.0 else 1.0,
+        )
+        return _to_float32(block)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim
         assert sim is not None
-        return {
-            "action_mask": self.action_masks(),  # cached: computed once per state
+        return {  # keep in step with the copy inlined in step()
+            "action_mask": self._mask_array().copy(),
             "invalid_action": invalid,
+            "executed_action": self._executed,
             "sim_time": float(sim.now),
             "queue_length": len(sim.queue),
             "running_jobs": len(sim.running),

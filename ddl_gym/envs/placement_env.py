@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ddl_gym.envs.base import SimulatorEnv
+from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
 from ddl_gym.envs.cluster_env import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S, _WORK_MAX_S
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
@@ -43,28 +43,41 @@ class DDLPlacementEnv(SimulatorEnv):
 
     ## Action Space
 
-    ``Discrete(S + 1)`` for ``S`` servers:
+    ``Discrete(R + 1)`` with ``R = S`` servers (or ``R = max_servers``, see below):
 
     | action | meaning                                                                     |
     |--------|-----------------------------------------------------------------------------|
-    | s < S  | put one more worker of the current job on server ``s``                       |
-    | S      | wait: drop the partial placement, let time run to the next event            |
+    | s < R  | put one more worker of the current job on server ``s``                       |
+    | R      | wait: drop the partial placement, let time run to the next event            |
 
-    Masks (:meth:`action_masks`, np.int8, and ``info["action_mask"]``): server ``s`` is valid iff
-    it has a free GPU not yet claimed by the current job's partial placement (the current job is
-    chosen only when it fits, so every partial placement can be completed); "wait" is valid iff
-    ``allow_wait`` and something is running or jobs are still to arrive. An invalid action is a
-    no-op costing ``invalid_action_penalty`` with ``info["invalid_action"] = True``.
+    Masks (:meth:`action_masks`, np.int8, and ``info["action_mask"]``; through wrappers
+    ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()``): server ``s``
+    is valid iff it exists and has a free GPU not yet claimed by the current job's partial placement
+    (the current job is chosen only when it fits, so every partial placement can be completed);
+    "wait" is valid iff ``allow_wait`` and something is running or jobs are still to arrive.
+    **Invalid actions** (masked or out-of-range integers) never raise: with
+    ``invalid_action="wait"`` (default) the env waits instead, or, when waiting is invalid, places
+    on the first valid server; the step costs ``invalid_action_penalty`` (0.05) and sets
+    ``info["invalid_action"]``; ``info["executed_action"]`` says what ran. Every step thus claims
+    a worker or lets an event happen, so episodes end whatever the agent does.
+    ``invalid_action="noop"`` keeps the first release's no-op. Non-integer actions raise
+    :class:`~ddl_gym.envs.base.InvalidActionError` (as ``DDLCluster-v0``).
 
     ## Observation Space
 
-    A flat ``Box(0, 1, (3·S + 8 + 7,), float32)``:
+    A flat ``Box(0, 1, (3·S + 8 + 7,), float32)``; the server blocks are feature-major (every
+    server's ``free_fraction``, then every server's ``split_jobs``, ...). With ``max_servers=R``
+    (padded layout, ``4·R + 8 + 7`` values) each server block has ``R`` entries, servers beyond the
+    episode's ``S`` are all zeros with ``present = 0`` and masked, and the scenario may draw any
+    cluster of at most ``R`` servers per episode: one agent then runs on clusters of every size up
+    to ``R`` (the server actions are per server, so a bound is unavoidable here).
 
     | block       | feature              | meaning / normalisation                                   |
     |-------------|----------------------|-----------------------------------------------------------|
     | per server  | free_fraction        | free GPUs (not counting this job's claims) / server GPUs  |
     |             | split_jobs           | running spread jobs on it (p_s) / server GPUs              |
     |             | claimed              | workers of the current job placed on it / server GPUs      |
+    |             | present              | (padded layout only) 1 for servers of this episode         |
     | current job | present              | 1 if a job is being placed                                 |
     |             | gpus                 | log2(1+G_j) / log2(1+GPUs in cluster)                      |
     |             | workers_left         | workers still to place / G_j                               |
@@ -84,7 +97,8 @@ class DDLPlacementEnv(SimulatorEnv):
     ## Rewards
 
     As ``DDLCluster-v0``: ``reward="jct"`` gives ``−Δt · (jobs in system) · reward_scale`` per step,
-    so the undiscounted return is exactly ``−(Σ_j JCT_j) · reward_scale``; ``"makespan"`` gives
+    so with no invalid actions the undiscounted return is exactly ``−(Σ_j JCT_j) · reward_scale``
+    (each invalid action adds ``−invalid_action_penalty``); ``"makespan"`` gives
     ``−Δt · scale`` while jobs remain; ``"weighted_jct"`` weights jobs. Placing a worker takes no
     simulated time (reward 0) unless it completes a placement and time then runs on.
 
@@ -96,18 +110,31 @@ class DDLPlacementEnv(SimulatorEnv):
 
     ## Episode End
 
-    Terminated when every job has finished (``info["metrics"]`` holds the summary). Truncated after
-    ``max_decisions`` steps, if set.
+    Terminated when every job has finished (``info["metrics"]`` holds the summary). Truncated at
+    the decision limit: ``max_decisions="auto"`` (default) is twice the most steps any episode can
+    take when invalid actions wait (``2·(2N·max G_j + Σ G_j) + 64``), an integer sets it, ``None``
+    removes it.
+
+    ## Info
+
+    ``action_mask``, ``invalid_action``, ``executed_action`` (−1 on reset and for a "noop"),
+    ``sim_time``, ``current_job`` (−1 if none), ``workers_left``, ``queue_length``,
+    ``running_jobs``, ``finished_jobs``; ``metrics`` on the last step.
 
     ## Arguments
 
     ``scenario`` (name, file or :class:`Scenario`), ``order`` (``"srsf"``, ``"sjf"``, ``"fifo"``;
     FIFO keeps head-of-line blocking), ``reward``, ``reward_scale`` (1/3600), ``allow_wait``
-    (True), ``invalid_action_penalty`` (0), ``max_decisions``, ``render_mode`` (``"ansi"``),
-    ``debug`` (simulator invariant checks).
+    (True), ``max_servers`` (None: the scenario's server count, fixed), ``invalid_action``
+    (``"wait"``), ``invalid_action_penalty`` (0.05), ``max_decisions`` (``"auto"``),
+    ``render_mode`` (``"ansi"``), ``debug`` (simulator invariant checks).
 
     ## Version History
 
+    * v0 (revised): invalid actions wait (``invalid_action="noop"`` keeps the first behaviour),
+      ``max_decisions="auto"``, padded layout ``max_servers``, ``info["executed_action"]``, named
+      errors for non-integer actions and bad reset options. Trajectories under valid actions and
+      the default observation are unchanged.
     * v0: initial version.
     """
 
@@ -121,25 +148,43 @@ class DDLPlacementEnv(SimulatorEnv):
         reward: str = "jct",
         reward_scale: float = 1.0 / 3600.0,
         allow_wait: bool = True,
-        invalid_action_penalty: float = 0.0,
-        max_decisions: int | None = None,
+        max_servers: int | None = None,
+        invalid_action: str = "wait",
+        invalid_action_penalty: float = 0.05,
+        max_decisions: int | str | None = "auto",
         render_mode: str | None = None,
         debug: bool = False,
     ) -> None:
         self._setup_common(scenario, reward=reward, reward_scale=reward_scale, render_mode=render_mode,
-                           invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
+                           invalid_action=invalid_action, invalid_action_penalty=invalid_action_penalty,
+                           max_decisions=max_decisions, debug=debug)
         if order not in ("srsf", "sjf", "fifo"):
             raise ConfigError(f"order must be 'srsf', 'sjf' or 'fifo', got {order!r}")
         self.order = order
         self.allow_wait = bool(allow_wait)
-        n_obs = len(SERVER_FEATURES) * self.num_servers + len(JOB_FEATURES) + len(GLOBAL_FEATURES)
+        if max_servers is not None and (isinstance(max_servers, bool) or not isinstance(max_servers, (int, np.integer))
+                                        or max_servers < self.num_servers):
+            raise ConfigError(f"max_servers must be an integer >= the scenario's {self.num_servers} servers, "
+                              f"got {max_servers!r}")
+        self.max_servers = None if max_servers is None else int(max_servers)
+        self._size_free_observation = self.max_servers is not None
+        slots = self.max_servers or self.num_servers  # server rows in the observation, server actions
+        self._server_features = SERVER_FEATURES + (("present",) if self.max_servers is not None else ())
+        n_obs = len(self._server_features) * slots + len(JOB_FEATURES) + len(GLOBAL_FEATURES)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
-        self.action_space = spaces.Discrete(self.num_servers + 1)
-        self.wait_action = self.num_servers
-        self.observation_layout = {"servers": self.num_servers, "server_features": SERVER_FEATURES,
-                                   "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES}
+        self.action_space = DiscreteActions(slots + 1)
+        self.wait_action = slots
+        if self.max_servers is None:
+            self.observation_layout: dict[str, Any] = {
+                "servers": self.num_servers, "server_features": SERVER_FEATURES, "job_features": JOB_FEATURES,
+                "global_features": GLOBAL_FEATURES}
+        else:
+            self.observation_layout = {
+                "observation": "padded", "max_servers": slots, "server_features": self._server_features,
+                "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES}
         self.current_job: int | None = None
         self._claimed = np.zeros(self.num_servers, dtype=np.int64)
+        self._executed = -1
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -152,11 +197,19 @@ class DDLPlacementEnv(SimulatorEnv):
         if self.sim is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         sim = self.sim
+        if type(action) is not int:
+            action = action_index(action, int(self.action_space.n), "DDLClusterPlacement")
         before = self._objective_area()
         mask = self.action_masks()
-        action = int(action)
         invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
-        if not invalid and not sim.done:
+        if invalid:
+            # "wait": wait if that is valid, else the first valid server; "noop": nothing happens.
+            if self.invalid_action == "noop":
+                action = -1
+            else:
+                action = self.wait_action if mask[self.wait_action] else int(np.flatnonzero(mask)[0])
+        self._executed = action
+        if action >= 0 and not sim.done:
             if action == self.wait_action:
                 self._drop_claim()
                 sim.advance()
@@ -213,12 +266,23 @@ class DDLPlacementEnv(SimulatorEnv):
     def _fork_state(self, twin: DDLPlacementEnv) -> None:
         twin._claimed = self._claimed.copy()
 
+    def _auto_decision_limit(self) -> int:
+        # Each step claims a worker (<= G_j per job and event, a wait drops the claims) or lets an
+        # event happen (<= 2N): at most 2N·max G + Σ G when invalid actions wait; twice that.
+        w = self.sim.workload  # type: ignore[union-attr]
+        if not w.num_jobs:
+            return 64
+        return 2 * (2 * w.num_jobs * int(w.gpus.max()) + int(w.gpus.sum())) + 64
+
     # ------------------------------------------------------------------ internals
     def _prepare_episode(self) -> None:
         sim = self.sim
         assert sim is not None
         w = sim.workload
         cluster = sim.cluster
+        if self.max_servers is not None and cluster.num_servers > self.max_servers:
+            raise ConfigError(f"scenario {self.scenario.name!r} drew {cluster.num_servers} servers, more than "
+                              f"max_servers={self.max_servers}")
         self._gpus: list[int] = w.gpus.tolist()
         runtime = nominal_runtimes(sim)
         key = priority_key(sim, self.order, runtime)  # the same keys as ClassicPolicy
@@ -233,6 +297,7 @@ class DDLPlacementEnv(SimulatorEnv):
         self._max_server = float(cluster.max_server_gpus)
         self._claimed = np.zeros(self.num_servers, dtype=np.int64)
         self.current_job = None
+        self._executed = -1
 
     def _drop_claim(self) -> None:
         self._claimed[:] = 0
@@ -269,11 +334,14 @@ class DDLPlacementEnv(SimulatorEnv):
         sim = self.sim
         assert sim is not None
         S = self.num_servers
+        R = self.wait_action  # server rows: S, or max_servers with absent servers all zeros
         obs = np.zeros(self.observation_space.shape, dtype=np.float64)
         obs[0:S] = (sim.free_per_server - self._claimed) / self._server_gpus
-        obs[S : 2 * S] = sim.split_count / self._server_gpus
-        obs[2 * S : 3 * S] = self._claimed / self._server_gpus
-        base = 3 * S
+        obs[R : R + S] = sim.split_count / self._server_gpus
+        obs[2 * R : 2 * R + S] = self._claimed / self._server_gpus
+        if self.max_servers is not None:
+            obs[3 * R : 3 * R + S] = 1.0  # present
+        base = len(self._server_features) * R
         job = self.current_job
         if job is not None:
             g = self._gpus[job]
@@ -305,6 +373,7 @@ class DDLPlacementEnv(SimulatorEnv):
         return {
             "action_mask": self.action_masks(),
             "invalid_action": invalid,
+            "executed_action": self._executed,
             "sim_time": float(sim.now),
             "current_job": -1 if job is None else int(job),
             "workers_left": 0 if job is None else self._gpus[job] - int(self._claimed.sum()),

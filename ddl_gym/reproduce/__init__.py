@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "ada-srsf": "ada_srsf",  # Wang et al. 2020, §V Tables IV-V, Fig. 5
     "a-srpt": "a_srpt",  # Luo et al., §V Figs. 4-9, Table II
     "smd": "smd",  # Yu, Wu, Ji, Liu, INFOCOM'21, §V Figs. 7-12
+    "a-online": "a_online",  # Zhou et al., §7 Figs. 2-12, §5.3
 }
 
 #: Reproduction name → importable module path (what the CLI imports).

@@ -132,7 +132,9 @@ def table_iv(**kw: Any) -> dict[str, RunSpec]:
 
 
 def table_v(eta: float = 0.235, defect: bool = False, **kw: Any) -> dict[str, RunSpec]:
-    rows = {c: RunSpec("lwf1", c, eta_ms_per_mb=eta, **kw) for c in ("srsf1", "srsf2", "srsf3")}
+    # SRSF(1) never runs two all-reduces on one server, so k = 1 and η never enters eq. (5): its run is
+    # shared by every η (simulated once).
+    rows = {c: RunSpec("lwf1", c, eta_ms_per_mb=0.235 if c == "srsf1" else eta, **kw) for c in ("srsf1", "srsf2", "srsf3")}
     rows["ada"] = RunSpec("lwf1", "ada", eta_ms_per_mb=eta, defect=defect, **kw)
     return rows
 
@@ -435,12 +437,19 @@ def _gap_section(episodes: pd.DataFrame, exps: dict[str, dict[str, RunSpec]], se
             cells.append(f"{jct:,.1f} / {util:.1f}%")
         gaps[label] = _mean(_values(episodes, exps[name]["srsf1"], "avg_jct_s", seeds)) / PAPER_TABLE_V["srsf1"][1] - 1
         rows.append(f"| {label} | " + " | ".join(cells) + " |")
-    best = min(gaps, key=lambda k: gaps[k])
+    best = min(gaps, key=lambda k: abs(gaps[k]))
     spread = episodes[episodes.run == exps["table_v"]["srsf1"].key].avg_jct_s
+    paper1 = PAPER_TABLE_V["srsf1"][1]
+    above = [c for c in ("srsf1", "srsf2", "srsf3")
+             if _mean(_values(episodes, exps["table_v"][c], "avg_jct_s", seeds)) > PAPER_TABLE_V[c][1]]
+    sampling = (f"below every seed's ({spread.min():,.0f}–{spread.max():,.0f} s), so the paper's single job set "
+                "(`microsoft-160`, one draw) is not within our seed-to-seed spread" if paper1 < spread.min() else
+                f"within our seed-to-seed spread ({spread.min():,.0f}–{spread.max():,.0f} s)")
     return [
         "## Why the SRSF(n) rows stay above the paper's Table V (what was tried)",
         "",
-        "Our SRSF(n) rows (which no AdaDUAL defect touches) are above the paper's. Each variant below changes one "
+        f"Our avg JCT is above the paper's for {', '.join(LABELS[c] for c in above) or 'none'} of the SRSF(n) rows "
+        "(no AdaDUAL defect touches them). Each variant below changes one "
         "thing the authors' simulator (github.com/HKBU-HPML/dl-scheduling, `online/`) does differently from the "
         "paper's text; Table V's four rows under each (mean over seeds; paper in the first row):",
         "",
@@ -448,15 +457,13 @@ def _gap_section(episodes: pd.DataFrame, exps: dict[str, dict[str, RunSpec]], se
         "",
         f"SRSF(1)'s avg JCT vs the paper's {PAPER_TABLE_V['srsf1'][1]:,.1f} s: "
         + ", ".join(f"{label}: {gap:+.0%}" for label, gap in gaps.items())
-        + f". The closest variant is *{best}*. Seed-to-seed, our SRSF(1) avg JCT spans "
-          f"{spread.min():,.0f}–{spread.max():,.0f} s, so the paper's single job set (`microsoft-160`, one draw) "
-          "is not explained by sampling alone unless it is far in the tail.",
+        + f". The closest variant is *{best}*. The paper's SRSF(1) value is {sampling}.",
         "",
         "Not measured here (no option in the task-level engine, `ddl_gym/sim/tasklevel.py`): the authors' simulator "
         "tries queued jobs **largest first** (its default placement string `blf` sorts the queue by "
         "(−workers, −compute)), where the paper's Alg. 3 and our engine use SRSF order; it advances a 1 ms tick "
         "with integer task durations; and its LWF workload is each GPU's accumulated `makespan`. "
-        "Remaining gap after the variants above is attributed to these, unverified.",
+        "What remains of the gap after the variants above may come from these; that is not verified here.",
         "",
     ]
 

@@ -131,6 +131,9 @@ class Simulator:
         self.free_per_server = self.server_gpus.copy()
         self.num_free = cluster.num_gpus
         self.gpu_owner = np.full(cluster.num_gpus, -1, dtype=np.int64)
+        # Free GPU ids per server, ascending: a Python mirror of gpu_owner < 0 for fast placement queries.
+        self._free_ids: list[list[int]] = [list(range(f, f + c)) for f, c in
+                                           zip(self._server_first_list, self._server_gpus_list)]
         self.split_count = np.zeros(cluster.num_servers, dtype=np.int64)
         # Estimated GPU-seconds assigned to each GPU so far (list-scheduling load, LS / LWF rules).
         self.gpu_assigned_work = np.zeros(cluster.num_gpus, dtype=np.float64)
@@ -142,6 +145,9 @@ class Simulator:
         self._last = [0.0] * n  # time `remaining` was last banked
         self._version = [0] * n
         self.contention = [0] * n  # p_j
+        # Running jobs with p_j > 0 and the sum of their p_j, kept up to date for observers (the env).
+        self.contended_jobs = 0
+        self.contention_sum = 0
         self.servers: list[tuple[int, ...]] = [()] * n
         self._server_counts: list[tuple[int, ...]] = [()] * n  # GPUs of the job on each of its servers
         self.placement: list[np.ndarray | None] = [None] * n
@@ -205,8 +211,11 @@ class Simulator:
         """Free global GPU indices (of one server, or of the whole cluster), ascending."""
         if server is None:
             return np.nonzero(self.gpu_owner < 0)[0]
-        first = self._server_first_list[server]
-        return first + np.nonzero(self.gpu_owner[first : first + self._server_gpus_list[server]] < 0)[0]
+        return np.array(self._free_ids[server], dtype=np.int64)
+
+    def free_gpu_list(self, server: int) -> list[int]:
+        """Free GPU ids of ``server``, ascending, as the engine's own Python list: read it, never mutate it."""
+        return self._free_ids[server]
 
     def remaining_iterations(self, job: int) -> float:
         """Iterations ``job`` still has to run, as of ``now``."""
@@ -307,7 +316,13 @@ class Simulator:
             raise SimulationError(f"job {job}: an empty GPU placement needs an Allocation with its other resources")
         if min(id_list) < 0 or max(id_list) >= owner.size:
             raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
-        if owner[ids].max() >= 0 or len(set(id_list)) != len(id_list):
+        free_ids = self._free_ids  # membership in the short per-server lists beats numpy fancy indexing
+        busy = False
+        for gpu in id_list:
+            if gpu not in free_ids[gpu_server[gpu]]:
+                busy = True
+                break
+        if busy or len(set(id_list)) != len(id_list):
             raise SimulationError(f"job {job}: placement {id_list} uses busy or repeated GPUs")
         per_server: dict[int, int] = {}
         for i in id_list:
@@ -370,14 +385,18 @@ class Simulator:
             gpu = int(ids[0])
             self.free_per_server[servers[0]] -= 1
             self.gpu_owner[gpu] = job
+            self._free_ids[servers[0]].remove(gpu)
             self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
         elif g:
-            if len(servers) == 1:
-                self.free_per_server[servers[0]] -= g
-            else:
-                self.free_per_server[list(servers)] -= counts
+            free = self.free_per_server
+            for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
+                free[server] -= count
             self.gpu_owner[ids] = job
-            self.gpu_assigned_work[ids] += self._iterations[job] * self.nominal_iteration_time(job)
+            free_ids, gpu_server, work = self._free_ids, self._gpu_server_list, self.gpu_assigned_work
+            added = self._iterations[job] * self.nominal_iteration_time(job)
+            for gpu in ids.tolist():
+                free_ids[gpu_server[gpu]].remove(gpu)
+                work[gpu] += added
         if amounts is not None:
             self.used[list(servers), 1:] += amounts
             self._amounts[job] = amounts
@@ -393,10 +412,11 @@ class Simulator:
         gpu_servers = self._gpu_servers_of(job) if self._amounts else servers
         split = len(gpu_servers) > 1
         if split:
+            split_count = self.split_count
             for s in gpu_servers:
                 self._split_jobs[s].add(job)
                 self._split_list[s] += 1
-            self.split_count[list(gpu_servers)] += 1
+                split_count[s] += 1
         if self._contention_free:
             tau = self.bound.allocation_time(job, self._alloc.get(job) or Allocation.rigid(self.placement[job]))
             self._ideal_tau[job] = tau
@@ -547,6 +567,7 @@ class Simulator:
             self.gpu_owner[int(ids[0])] = -1
         elif ids.size:
             self.gpu_owner[ids] = -1
+        self._return_free_ids(ids)
         if len(servers) == 1:
             self.free_per_server[servers[0]] += counts[0]
         elif servers:
@@ -565,6 +586,9 @@ class Simulator:
                 self._split_jobs[s].discard(job)
                 self._split_list[s] -= 1
             self.split_count[list(gpu_servers)] -= 1
+        if self.contention[job]:
+            self.contended_jobs -= 1
+            self.contention_sum -= self.contention[job]
         self.contention[job] = 0
         return gpu_servers if split and not self._contention_free else None
 
@@ -641,6 +665,10 @@ class Simulator:
             servers = self.servers[i]
             p = max(map(count_of, servers))
             if p != self.contention[i] or self.tau[i] == math.inf:
+                old = self.contention[i]
+                if not old:
+                    self.contended_jobs += 1
+                self.contention_sum += p - old
                 self.contention[i] = p
                 self._set_rate(i, self.bound.iteration_time(i, len(servers), p))
 
@@ -670,14 +698,17 @@ class Simulator:
                 self.gpu_owner[int(ids[0])] = -1
             else:
                 self.gpu_owner[ids] = -1
-            if len(servers) == 1:
-                self.free_per_server[servers[0]] += self._server_counts[job][0]
-            else:
-                self.free_per_server[list(servers)] += self._server_counts[job]
+            self._return_free_ids(ids)
+            free = self.free_per_server
+            for server, count in zip(servers, self._server_counts[job]):
+                free[server] += count
             self.num_free += int(ids.size)
             if self._alloc:
                 self._alloc.pop(job, None)
             del self.running[job]
+            if self.contention[job]:  # kept in the records; no longer counted as running
+                self.contended_jobs -= 1
+                self.contention_sum -= self.contention[job]
             neighbours_of = servers if len(servers) > 1 else None
         self.state[job] = DONE
         self.remaining[job] = 0.0
@@ -689,11 +720,17 @@ class Simulator:
             self.timeline.append((self.now, job, math.inf))
         if neighbours_of is not None:
             if not generic:
+                split_count = self.split_count
                 for s in servers:
                     self._split_jobs[s].discard(job)
                     self._split_list[s] -= 1
-                self.split_count[list(servers)] -= 1
+                    split_count[s] -= 1
             self._rerate(self._neighbours(neighbours_of))
+
+    def _return_free_ids(self, ids: np.ndarray) -> None:
+        free_ids, gpu_server = self._free_ids, self._gpu_server_list
+        for gpu in ids.tolist():
+            bisect.insort(free_ids[gpu_server[gpu]], gpu)
 
     def _drop_stale(self) -> None:
         heap = self._heap
@@ -707,6 +744,8 @@ class Simulator:
         free_now = np.bincount(self.gpu_server[owner < 0], minlength=self.cluster.num_servers)
         if not np.array_equal(free_now, self.free_per_server) or int((owner < 0).sum()) != self.num_free:
             raise InvariantError("free-GPU bookkeeping disagrees with GPU ownership (over-committed GPU?)")
+        if [i for ids in self._free_ids for i in ids] != np.flatnonzero(owner < 0).tolist():
+            raise InvariantError("the free GPU id lists disagree with GPU ownership")
         if np.any(self.free_per_server < 0) or np.any(self.free_per_server > self.server_gpus):
             raise InvariantError("a server has a negative or excess free-GPU count")
         if self._multi_resource:
@@ -748,6 +787,9 @@ class Simulator:
                 expected_split[list(gpu_servers)] += 1
         if not np.array_equal(expected_split, self.split_count) or expected_split.tolist() != self._split_list:
             raise InvariantError("per-server split-job counts are stale")
+        contended = [self.contention[j] for j in self.running if self.contention[j]]
+        if len(contended) != self.contended_jobs or sum(contended) != self.contention_sum:
+            raise InvariantError("running contended-job counters are stale")
         if self.num_finished + self.num_rejected + len(self.running) + len(self.queue) != self.num_arrived:
             raise InvariantError("arrived jobs are not all accounted for (queued + running + done + rejected)")
 
@@ -824,6 +866,8 @@ class Simulator:
                 twin.__dict__[key] = value.copy()
             elif key == "_split_jobs":
                 twin.__dict__[key] = [set(s) for s in value]
+            elif key == "_free_ids":
+                twin.__dict__[key] = [list(s) for s in value]
             elif isinstance(value, (list, dict)):
                 twin.__dict__[key] = value.copy()  # elements are immutable (or arrays never mutated in place)
             else:

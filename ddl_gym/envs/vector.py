@@ -1,0 +1,499 @@
+"""Batched multi-process vector envs: several envs per worker process, results in shared memory.
+
+Why: one ``DDLCluster-v0`` step costs tens of microseconds, about as much as one inter-process
+round trip, so a vector env that sends every sub-env's step over its own pipe (Gymnasium's
+``AsyncVectorEnv``, SB3's ``SubprocVecEnv``) spends most of its time messaging. Here each worker
+process owns ``num_envs / num_workers`` envs and steps all of them per message; observations,
+rewards, flags, action masks and the scalar ``info`` fields travel through shared memory, and the
+pipe carries one byte each way (plus the rare end-of-episode metrics).
+
+Two front ends over the same workers:
+
+* :class:`BatchedVectorEnv` — a ``gymnasium.vector.VectorEnv`` (next-step autoreset, Gymnasium's
+  default and what RLlib expects; ``info`` is a dict of arrays with ``_key`` masks)::
+
+      envs = BatchedVectorEnv("ddl_gym:DDLCluster-v0", num_envs=16, num_workers=2)
+      obs, info = envs.reset(seed=0)
+      masks = envs.action_masks()            # (num_envs, n) int8, no extra round trip
+      obs, reward, terminated, truncated, info = envs.step(actions)
+
+* :class:`BatchedSubprocVecEnv` — a stable-baselines3 ``VecEnv`` (same-step autoreset,
+  ``infos[i]["terminal_observation"]``, ``TimeLimit.truncated``) for PPO and MaskablePPO; its
+  ``env_method("action_masks")`` reads the masks from shared memory::
+
+      venv = BatchedSubprocVecEnv("ddl_gym:DDLCluster-v0", num_envs=8, num_workers=2)
+      model = MaskablePPO("MlpPolicy", venv)   # call torch.set_num_threads(1) first on few cores
+
+Measured speeds (``python scripts/bench_env.py``) are in that script's report. Rules of thumb:
+use as many workers as free cores, and at least 4 envs per worker so that messaging is amortised.
+Results are identical to stepping the same envs one by one in one process (same seeds, same
+actions), which the tests check. Only ``Box`` observations and ``Discrete`` actions are supported.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import pickle
+import traceback
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+# Scalar info fields carried in shared memory (name, dtype); every other info key is dropped,
+# except "metrics", which is sent through the pipe on the step that ends an episode.
+INFO_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("invalid_action", np.bool_), ("executed_action", np.int64), ("sim_time", np.float64),
+    ("queue_length", np.int64), ("running_jobs", np.int64), ("finished_jobs", np.int64),
+)
+
+_STEP, _RESET, _CALL, _CLOSE = b"s", b"r", b"c", b"x"
+
+
+class _Buffers:
+    """Numpy views on one shared block: actions, observations, rewards, flags, masks, info fields."""
+
+    def __init__(self, raw: Any, num_envs: int, obs_shape: tuple[int, ...], obs_dtype: Any, n_actions: int) -> None:
+        self.raw = raw
+        layout = self.layout(num_envs, obs_shape, obs_dtype, n_actions)
+        buf = memoryview(raw).cast("B")
+        self.views: dict[str, np.ndarray] = {}
+        for name, (offset, dtype, shape) in layout.items():
+            size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+            self.views[name] = np.frombuffer(buf[offset : offset + size], dtype=dtype).reshape(shape)
+
+    @staticmethod
+    def layout(num_envs: int, obs_shape: tuple[int, ...], obs_dtype: Any,
+               n_actions: int) -> dict[str, tuple[int, Any, tuple[int, ...]]]:
+        fields: list[tuple[str, Any, tuple[int, ...]]] = [
+            ("actions", np.int64, (num_envs,)), ("obs", obs_dtype, (num_envs, *obs_shape)),
+            ("reward", np.float64, (num_envs,)), ("terminated", np.bool_, (num_envs,)),
+            ("truncated", np.bool_, (num_envs,)), ("mask", np.int8, (num_envs, n_actions)),
+            ("has_mask", np.bool_, (num_envs,)),
+        ] + [(f"info_{name}", dtype, (num_envs,)) for name, dtype in INFO_FIELDS]
+        out, offset = {}, 0
+        for name, dtype, shape in fields:
+            offset = -(-offset // 8) * 8  # 8-byte alignment
+            out[name] = (offset, dtype, shape)
+            offset += int(np.prod(shape)) * np.dtype(dtype).itemsize
+        out["_total"] = (offset, np.uint8, (0,))
+        return out
+
+    @classmethod
+    def nbytes(cls, num_envs: int, obs_shape: tuple[int, ...], obs_dtype: Any, n_actions: int) -> int:
+        return max(8, cls.layout(num_envs, obs_shape, obs_dtype, n_actions)["_total"][0])
+
+
+def _make_env(env_id: str, env_kwargs: dict[str, Any]) -> gym.Env:
+    if ":" not in env_id:
+        import ddl_gym  # noqa: F401  (registers the ids in this process)
+    return gym.make(env_id, **env_kwargs)
+
+
+def _worker(conn: Any, raw: Any, env_id: str, env_kwargs: dict[str, Any], first: int, count: int, num_envs: int,
+            obs_shape: tuple[int, ...], obs_dtype: Any, n_actions: int, same_step: bool) -> None:
+    """Own envs ``first .. first+count-1``; serve step/reset/call requests until close."""
+    envs: list[gym.Env] = []
+    try:
+        envs = [_make_env(env_id, env_kwargs) for _ in range(count)]
+        bufs = _Buffers(raw, num_envs, obs_shape, obs_dtype, n_actions).views
+        rows = range(first, first + count)
+        obs_b, rew_b, term_b, trunc_b = bufs["obs"], bufs["reward"], bufs["terminated"], bufs["truncated"]
+        mask_b, has_mask_b, act_b = bufs["mask"], bufs["has_mask"], bufs["actions"]
+        info_b = [(name, bufs[f"info_{name}"]) for name, _ in INFO_FIELDS]
+        done = [False] * count  # next-step autoreset: this env ended on the previous step
+
+        def write(i: int, obs: Any, info: dict[str, Any]) -> None:
+            obs_b[i] = obs
+            mask = info.get("action_mask")
+            if mask is not None:
+                mask_b[i] = mask
+                has_mask_b[i] = True
+            for name, view in info_b:
+                view[i] = info.get(name, 0)
+
+        mine = slice(first, first + count)
+        conn.send_bytes(b"ok")
+        while True:
+            command = conn.recv_bytes()
+            if command == _STEP:
+                extra: dict[int, dict[str, Any]] = {}
+                actions = act_b[mine].tolist()
+                rewards, terms, truncs = [], [], []
+                fields: list[list[Any]] = [[] for _ in info_b]
+                for k in range(count):
+                    env, i = envs[k], first + k
+                    if done[k] and not same_step:  # next-step autoreset: ignore the action
+                        obs, info = env.reset()
+                        reward, terminated, truncated = 0.0, False, False
+                        done[k] = False
+                    else:
+                        obs, reward, terminated, truncated, info = env.step(actions[k])
+                        if terminated or truncated:
+                            end: dict[str, Any] = {"metrics": info.get("metrics")}
+                            if same_step:
+                                end["terminal_observation"] = obs
+                                obs, info = env.reset()
+                            else:
+                                done[k] = True
+                            extra[i] = end
+                    rewards.append(reward)
+                    terms.append(terminated)
+                    truncs.append(truncated)
+                    obs_b[i] = obs
+                    mask = info.get("action_mask")
+                    if mask is not None:
+                        mask_b[i] = mask
+                        has_mask_b[i] = True
+                    for values, (name, _) in zip(fields, info_b):
+                        values.append(info.get(name, 0))
+                # One write per field for this worker's rows instead of one per env.
+                rew_b[mine], term_b[mine], trunc_b[mine] = rewards, terms, truncs
+                for values, (_, view) in zip(fields, info_b):
+                    view[mine] = values
+                conn.send_bytes(pickle.dumps(extra) if extra else b"")
+            elif command == _RESET:
+                seeds, options = pickle.loads(conn.recv_bytes())
+                for k, i in enumerate(rows):
+                    obs, info = envs[k].reset(seed=seeds[k], options=options)
+                    rew_b[i], term_b[i], trunc_b[i] = 0.0, False, False
+                    done[k] = False
+                    write(i, obs, info)
+                conn.send_bytes(b"")
+            elif command == _CALL:
+                name, args, kwargs, which = pickle.loads(conn.recv_bytes())
+                results = []
+                for k in which:
+                    attr = envs[k].get_wrapper_attr(name)
+                    results.append(attr(*args, **kwargs) if callable(attr) else attr)
+                conn.send_bytes(pickle.dumps(results))
+            elif command == _CLOSE:
+                break
+    except KeyboardInterrupt:
+        pass
+    except BaseException:  # report to the parent instead of dying silently
+        try:
+            conn.send_bytes(b"E" + traceback.format_exc().encode())
+        except (BrokenPipeError, OSError):
+            pass
+    finally:
+        for env in envs:
+            env.close()
+        conn.close()
+
+
+class _WorkerPool:
+    """``num_workers`` processes stepping ``num_envs`` envs (split as evenly as possible)."""
+
+    def __init__(self, env_id: str, num_envs: int, num_workers: int, env_kwargs: dict[str, Any] | None,
+                 same_step: bool, context: str | None) -> None:
+        if num_envs < 1 or num_workers < 1:
+            raise ValueError(f"num_envs and num_workers must be >= 1, got {num_envs} and {num_workers}")
+        num_workers = min(num_workers, num_envs)
+        self.env_id = env_id
+        self.env_kwargs = dict(env_kwargs or {})
+        self.env_kwargs.setdefault("render_mode", None)
+        probe = _make_env(env_id, self.env_kwargs)
+        self.observation_space = probe.observation_space
+        self.action_space = probe.action_space
+        self.metadata = dict(probe.metadata)
+        self.spec = probe.spec
+        probe.close()
+        if not isinstance(self.action_space, gym.spaces.Discrete) or not isinstance(self.observation_space,
+                                                                                   gym.spaces.Box):
+            raise ValueError("batched vector envs support Box observations and Discrete actions only")
+        self.num_envs = num_envs
+        self.n_actions = int(self.action_space.n)
+        shape, dtype = tuple(self.observation_space.shape), self.observation_space.dtype
+        if context is None:
+            context = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+        ctx = mp.get_context(context)
+        if context == "forkserver":  # workers fork from a server that has these imported already
+            ctx.set_forkserver_preload(["numpy", "gymnasium", "ddl_gym.envs.cluster_env"])
+        self._raw = ctx.RawArray("b", _Buffers.nbytes(num_envs, shape, dtype, self.n_actions))
+        self.buffers = _Buffers(self._raw, num_envs, shape, dtype, self.n_actions).views
+        sizes = [num_envs // num_workers + (1 if w < num_envs % num_workers else 0) for w in range(num_workers)]
+        self.slices: list[range] = []
+        self._conns, self._procs = [], []
+        first = 0
+        for size in sizes:
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, daemon=True,
+                               args=(child, self._raw, env_id, self.env_kwargs, first, size, num_envs, shape, dtype,
+                                     self.n_actions, same_step))
+            proc.start()
+            child.close()
+            self._conns.append(parent)
+            self._procs.append(proc)
+            self.slices.append(range(first, first + size))
+            first += size
+        self.closed = False
+        for conn in self._conns:
+            self._receive(conn)
+
+    def _receive(self, conn: Any) -> bytes:
+        try:
+            data = conn.recv_bytes()
+        except EOFError:
+            self.close(terminate=True)
+            raise RuntimeError("a vector-env worker died without a message") from None
+        if data[:1] == b"E":
+            self.close(terminate=True)
+            trace = data[1:].decode()
+            raise RuntimeError(f"a vector-env worker failed: {trace.strip().splitlines()[-1]}\n{trace}")
+        return data
+
+    def step(self, actions: np.ndarray) -> dict[int, dict[str, Any]]:
+        if self.closed:
+            raise gym.error.ClosedEnvironmentError("the vector env is closed")
+        self.buffers["actions"][:] = actions
+        for conn in self._conns:
+            conn.send_bytes(_STEP)
+        extra: dict[int, dict[str, Any]] = {}
+        for conn in self._conns:
+            data = self._receive(conn)
+            if data:
+                extra.update(pickle.loads(data))
+        return extra
+
+    def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None) -> None:
+        if self.closed:
+            raise gym.error.ClosedEnvironmentError("the vector env is closed")
+        for conn, rows in zip(self._conns, self.slices):
+            conn.send_bytes(_RESET)
+            conn.send_bytes(pickle.dumps(([seeds[i] for i in rows], options)))
+        for conn in self._conns:
+            self._receive(conn)
+
+    def call(self, name: str, args: tuple, kwargs: dict[str, Any], indices: Sequence[int]) -> list[Any]:
+        wanted = set(indices)
+        results: dict[int, Any] = {}
+        asked = []
+        for conn, rows in zip(self._conns, self.slices):
+            which = [k for k, i in enumerate(rows) if i in wanted]
+            if which:
+                conn.send_bytes(_CALL)
+                conn.send_bytes(pickle.dumps((name, args, kwargs, which)))
+                asked.append((conn, [rows[k] for k in which]))
+        for conn, rows_asked in asked:
+            for i, value in zip(rows_asked, pickle.loads(self._receive(conn))):
+                results[i] = value
+        return [results[i] for i in indices]
+
+    def close(self, terminate: bool = False) -> None:
+        if getattr(self, "closed", True):
+            return
+        self.closed = True
+        for conn in self._conns:
+            try:
+                if not terminate:
+                    conn.send_bytes(_CLOSE)
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+        for conn in self._conns:
+            conn.close()
+
+    def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _seed_list(seed: int | Sequence[int | None] | None, n: int) -> list[int | None]:
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, (int, np.integer)):
+        return [int(seed) + i for i in range(n)]
+    seeds = list(seed)
+    if len(seeds) != n:
+        raise ValueError(f"expected {n} seeds, got {len(seeds)}")
+    return seeds
+
+
+class BatchedVectorEnv(gym.vector.VectorEnv):
+    """A Gymnasium vector env over batched worker processes (see the module docstring).
+
+    Args:
+        env_id: registered id (``"ddl_gym:DDLCluster-v0"``) made with ``gym.make`` in each worker.
+        num_envs: sub-envs in total.
+        num_workers: worker processes (default: 2).
+        env_kwargs: keyword arguments for ``gym.make``.
+        context: multiprocessing start method (default ``"forkserver"`` where available).
+
+    ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (Gymnasium's convention). Autoreset is
+    next-step: the step after a sub-env's episode ended resets it, ignores its action and returns
+    reward 0. ``info`` holds ``action_mask`` and the scalar fields of :data:`INFO_FIELDS` (each with
+    its ``_key`` mask), and ``metrics`` (a dict of arrays) on steps that ended an episode.
+    """
+
+    def __init__(self, env_id: str = "ddl_gym:DDLCluster-v0", num_envs: int = 8, num_workers: int = 2,
+                 env_kwargs: dict[str, Any] | None = None, context: str | None = None) -> None:
+        self._pool = _WorkerPool(env_id, num_envs, num_workers, env_kwargs, same_step=False, context=context)
+        self.num_envs = num_envs
+        self.single_observation_space = self._pool.observation_space
+        self.single_action_space = self._pool.action_space
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
+        self.metadata = {**self._pool.metadata, "autoreset_mode": gym.vector.AutoresetMode.NEXT_STEP}
+        self.spec = self._pool.spec
+        self.render_mode = None
+        self._all = np.ones(num_envs, dtype=bool)
+
+    def reset(self, *, seed: int | Sequence[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self._pool.reset(_seed_list(seed, self.num_envs), options)
+        return self._pool.buffers["obs"].copy(), self._infos({})
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        extra = self._pool.step(np.asarray(actions, dtype=np.int64).reshape(self.num_envs))
+        b = self._pool.buffers
+        return (b["obs"].copy(), b["reward"].copy(), b["terminated"].copy(), b["truncated"].copy(),
+                self._infos(extra))
+
+    def _infos(self, extra: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        b = self._pool.buffers
+        info: dict[str, Any] = {}
+        if b["has_mask"].all():
+            info["action_mask"] = b["mask"].copy()
+            info["_action_mask"] = self._all
+        for name, _ in INFO_FIELDS:
+            info[name] = b[f"info_{name}"].copy()
+            info[f"_{name}"] = self._all
+        ended = {i: e["metrics"] for i, e in extra.items() if e.get("metrics")}
+        if ended:
+            keys = sorted({k for m in ended.values() for k in m})
+            present = np.zeros(self.num_envs, dtype=bool)
+            present[list(ended)] = True
+            metrics = {}
+            for key in keys:
+                column = np.full(self.num_envs, np.nan)
+                for i, m in ended.items():
+                    column[i] = m.get(key, np.nan)
+                metrics[key] = column
+                metrics[f"_{key}"] = present
+            info["metrics"] = metrics
+            info["_metrics"] = present
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Masks of the current states, shape ``(num_envs, n)``, np.int8 (read from shared memory)."""
+        return self._pool.buffers["mask"].copy()
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call a method (or read an attribute) of every sub-env, through ``get_wrapper_attr``."""
+        if name == "action_masks" and not args and not kwargs:
+            return tuple(self.action_masks())
+        return tuple(self._pool.call(name, args, kwargs, range(self.num_envs)))
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        return tuple(self._pool.call(name, (), {}, range(self.num_envs)))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._pool.close()
+
+
+def _build_sb3_class() -> type:
+    """The SB3 front end, built on first use so that importing this module does not import torch."""
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+    class BatchedSubprocVecEnv(VecEnv):  # type: ignore[no-redef,valid-type,misc]
+        """A stable-baselines3 ``VecEnv`` over batched worker processes (see the module docstring).
+
+        Same-step autoreset as every SB3 vec env: on the step that ends an episode ``obs`` is
+        already the next episode's first observation and ``infos[i]["terminal_observation"]``
+        holds the last one. Seeds: ``seed(s)`` then ``reset()`` seeds sub-env ``i`` with ``s + i``.
+        ``env_method("action_masks")`` (what MaskablePPO calls every step) is answered from shared
+        memory without messaging the workers.
+        """
+
+        def __init__(self, env_id: str = "ddl_gym:DDLCluster-v0", num_envs: int = 8, num_workers: int = 2,
+                     env_kwargs: dict[str, Any] | None = None, context: str | None = None) -> None:
+            self._pool = _WorkerPool(env_id, num_envs, num_workers, env_kwargs, same_step=True, context=context)
+            super().__init__(num_envs, self._pool.observation_space, self._pool.action_space)
+            self._seeds: list[int | None] = [None] * num_envs
+            self._actions: np.ndarray | None = None
+
+        def reset(self) -> np.ndarray:
+            self._pool.reset(self._seeds, None)
+            self._seeds = [None] * self.num_envs
+            self.reset_infos = [self._info(i) for i in range(self.num_envs)]
+            return self._pool.buffers["obs"].copy()
+
+        def seed(self, seed: int | None = None) -> list[int | None]:
+            self._seeds = _seed_list(seed, self.num_envs)
+            return list(self._seeds)
+
+        def step_async(self, actions: np.ndarray) -> None:
+            self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+
+        def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+            assert self._actions is not None, "step_async first"
+            extra = self._pool.step(self._actions)
+            b = self._pool.buffers
+            terminated, truncated = b["terminated"], b["truncated"]
+            infos = [self._info(i) for i in range(self.num_envs)]
+            for i, end in extra.items():
+                infos[i]["terminal_observation"] = end["terminal_observation"]
+                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+                if end.get("metrics"):
+                    infos[i]["metrics"] = end["metrics"]
+            return (b["obs"].copy(), b["reward"].astype(np.float32), terminated | truncated, infos)
+
+        def _info(self, i: int) -> dict[str, Any]:
+            b = self._pool.buffers
+            info = {name: b[f"info_{name}"][i].item() for name, _ in INFO_FIELDS}
+            if b["has_mask"][i]:
+                info["action_mask"] = b["mask"][i].copy()
+            return info
+
+        def close(self) -> None:
+            self._pool.close()
+
+        def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+            return self._pool.call(attr_name, (), {}, self._get_indices(indices))
+
+        def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+            raise NotImplementedError("BatchedSubprocVecEnv does not set sub-env attributes")
+
+        def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+            which = list(self._get_indices(indices))
+            if method_name == "action_masks" and not method_args and not method_kwargs:
+                masks = self._pool.buffers["mask"]
+                return [masks[i].copy() for i in which]
+            return self._pool.call(method_name, method_args, method_kwargs, which)
+
+        def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+            return [False for _ in self._get_indices(indices)]
+
+        def get_images(self) -> Sequence[np.ndarray | None]:
+            return [None] * self.num_envs
+
+    BatchedSubprocVecEnv.__qualname__ = "BatchedSubprocVecEnv"  # importable by name (module __getattr__)
+    return BatchedSubprocVecEnv
+
+
+_SB3_CLASS: type | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``BatchedSubprocVecEnv`` is created lazily (it subclasses SB3's ``VecEnv``; SB3 is optional)."""
+    global _SB3_CLASS
+    if name == "BatchedSubprocVecEnv":
+        if _SB3_CLASS is None:
+            _SB3_CLASS = _build_sb3_class()
+        return _SB3_CLASS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_async_vec(env_id: str = "ddl_gym:DDLCluster-v0", num_envs: int = 8, num_workers: int = 2,
+                   **env_kwargs: Any) -> BatchedVectorEnv:
+    """``BatchedVectorEnv(env_id, num_envs, num_workers, env_kwargs)``: the tuned Gymnasium vector env."""
+    return BatchedVectorEnv(env_id, num_envs=num_envs, num_workers=num_workers, env_kwargs=env_kwargs)
+
+
+__all__ = ["BatchedVectorEnv", "BatchedSubprocVecEnv", "INFO_FIELDS", "make_async_vec"]
