@@ -35,8 +35,8 @@ class ShippedAgent:
 
 SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-transfer", "leaderboard/agents/agent-transfer.zip",
-                 "MaskablePPO network, portable observation (16 slots): search (MCTS, guide srsf+ca) distilled on "
-                 "transfer-train (random clusters, NICs, loads; Philly/Alibaba training windows)"),
+                 "MaskablePPO network, portable observation (16 slots): behaviour clone of srsf+ca on transfer-train "
+                 "(random clusters, NICs, loads; Philly/Alibaba training windows) + default training seeds"),
     ShippedAgent("agent-10g", "leaderboard/default-10g/agents/agent-10g.zip",
                  "RETIRED from default: BC sjf+ca + PPO on the former 10 GbE default (legacy observation, 16 servers)"),
     ShippedAgent("agent-10g-scratch", "leaderboard/default-10g/agents/agent-10g-scratch.zip",

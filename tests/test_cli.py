@@ -23,8 +23,14 @@ def _one_line_error(err: str) -> str:
 def test_list_shows_scenarios_policies_and_agents(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "Scenarios" in out and "Policies" in out and "Agents" in out
+    assert "Scenarios" in out and "Policies" in out and "Shipped agents (--policies NAME):" in out
     assert "default" in out and "small" in out
+    # Shipped agents are listed by short name (agents/shipped.py), one row each, with their description.
+    from ddl_gym.agents.shipped import SHIPPED_AGENTS
+
+    shipped = out.split("Shipped agents (--policies NAME):", 1)[1]
+    listed = {line.split()[0] for line in shipped.splitlines() if line.startswith("  ")}
+    assert "agent-10g" in listed and set(SHIPPED_AGENTS) >= listed
     assert "fifo+pack" in out and "srsf+ca" in out
 
 
