@@ -118,7 +118,7 @@ def _applicable(references: Sequence[str], scenario: Any, seed: int) -> tuple[li
             policy = load_policy_spec(name)
             simulate(policy, scenario, seed)
         except (ConfigError, NotImplementedError, ValueError) as exc:
-            skipped[name] = str(exc).splitlines()[0][:160]
+            skipped[name] = str(exc).splitlines()[0].split("; ")[0]
             continue
         ok.append(name)
     return ok, skipped
@@ -236,9 +236,10 @@ def write_board(result: BoardResult, folder: Path, cache: Path, command: str) ->
         change = "—" if r["policy"] == result.best_reference else (
             f"{r['avg_jct_change_pct']:+.1f}% ± {r['avg_jct_change_ci95_pct']:.1f}%")
         name = f"**{r['policy']}**" if r["kind"] == "agent" else r["policy"]
+        better = "—" if r["policy"] == result.best_reference else f"{r['seeds_better']}/{r['seeds']}"
         lines.append(f"| {name} | {r['kind']} | {_fmt(r['avg_jct_s_mean'], r['avg_jct_s_ci95'])} | "
                      f"{_fmt(r['makespan_s_mean'], r['makespan_s_ci95'])} | {_fmt(r['p95_jct_s_mean'], r['p95_jct_s_ci95'])} | "
-                     f"{change} | {r['seeds_better']}/{r['seeds']} |")
+                     f"{change} | {better} |")
     lines.append("")
     for agent in board.agents:
         if agent not in set(table["policy"]):
