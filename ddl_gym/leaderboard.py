@@ -248,8 +248,9 @@ def write_board(result: BoardResult, folder: Path, cache: Path, command: str) ->
         v = verdicts(float(r["avg_jct_change_pct"]), float(r["avg_jct_change_ci95_pct"]))
         goal = ("met" if v["goal_met"] else
                 f"not met (needs {GOAL_PCT:.0f}%, measured {r['avg_jct_change_pct']:+.1f}%; bound {headroom:+.1f}%)")
-        lines.append(f"* `{agent}`: ≥10 % below the best reference: **{goal}**; not worse than the best reference "
-                     f"beyond the CI: **{'yes' if v['not_worse'] else 'no'}**.")
+        lines.append(f"* `{agent}` vs {result.best_reference}: ≥10 % below the best reference: **{goal}**; not worse "
+                     "than the best reference "
+                     f"beyond the CI: **{'held' if v['not_worse'] else 'not held'}**.")
     if result.skipped:
         lines += ["", "References that could not run here: "
                   + "; ".join(f"`{k}` ({v})" for k, v in sorted(result.skipped.items())) + "."]
