@@ -65,7 +65,7 @@ utilisation, contention share and load (README, scenario table).
   contention, which makes every schedule hours long. ``small`` (40 jobs, 16 GPUs) arrives over
   1 hour and ``large`` (640 jobs, 256 GPUs) over 80 minutes for a similar load.
 
-The former default (10 Gb/s NICs, ξ1 = 1, 20 minutes of arrivals; ``leaderboard/default`` was
+The former default (10 Gb/s NICs, ξ1 = 1, 20 minutes of arrivals; ``leaderboard/default-10g`` was
 measured on it) stays available as ``default-10g``; ``ada-srsf-10g`` is the Ada-SRSF 2020 setting
 (10 GbE, 20 minutes) on the job-level RAR model with the ξ1 = 0.6 calibration.
 """
@@ -276,7 +276,7 @@ register_scenario(Scenario(
     cluster=CLUSTER_10G,
     workload=_synthetic("ada_srsf", name="default"),
     description="the former default: 16x4 GPUs, 10 Gb/s NICs, RAR model with ξ1=1, 160 jobs over 20 min "
-                "(leaderboard/default was measured on it; offered load ≈ 9.5)",
+                "(leaderboard/default-10g was measured on it; offered load ≈ 9.5)",
 ))
 register_scenario(Scenario(
     name="ada-srsf-10g",
