@@ -317,3 +317,11 @@ register_policy("jain-greedy", f"{_AONLINE}.jain_greedy:make_jain_greedy", {},
                 "Jain et al. greedy (latest window, w/resource-time order) as A-Online's batch routine")
 register_policy("aonline-ppo", "ddl_gym.agents.elastic:make_elastic_agent", {},
                 "MaskablePPO on DDLClusterElastic-v0 (job x configuration menu), shipped agent trained on aonline-ps-small")
+
+# ---------------------------------------------------------------------------------------------------
+# Shipped agents (issue 14): trained agents committed under leaderboard/, by short name (agents/shipped.py).
+from ddl_gym.agents.shipped import SHIPPED_AGENTS as _SHIPPED  # noqa: E402  (light: no torch import)
+
+for _agent in _SHIPPED.values():
+    register_policy(_agent.name, "ddl_gym.agents.shipped:load_shipped", {"name": _agent.name},
+                    f"shipped agent: {_agent.description}")

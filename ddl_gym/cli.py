@@ -6,7 +6,8 @@ Subcommands::
     ddl-gym eval --scenario S --policies a,b --seeds N|A:B|a,b --out DIR [--workload F.csv] [--workers K]
                  [--reference P]                   ... and a paired comparison against P
     ddl-gym compare --out DIR --reference P        per-seed paired differences with 95% CIs
-    ddl-gym demo [--out DIR] [--timesteps N]       reference policies vs. a briefly trained agent
+    ddl-gym demo [--out DIR] [--no-train]          teacher, an agent cloned from it now, the shipped agent
+    ddl-gym leaderboard [--rebuild] [--scenario S] leaderboard/<scenario>/ (results, README, plots)
     ddl-gym bench [--quick] [--json PATH]          simulator / env speed figures (source checkout)
     ddl-gym reproduce sjf-bco|ada-srsf [ARGS...]   a paper's headline comparison
     ddl-gym scenarios [--stats ...]                utilisation, contention, load per scenario
@@ -44,12 +45,10 @@ from ddl_gym.sim.model import ConfigError
 PROG = "ddl-gym"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-#: Reference policies compared by ``ddl-gym demo`` (those that fail to build are skipped).
-DEMO_POLICIES: tuple[str, ...] = (
-    "fifo+pack", "fifo+ff", "sjf+pack", "srsf+pack", "srsf+ca", "srsf+ls", "sjf-bco",
-)
-#: The leaderboard's fully trained agent, shown in the demo next to the briefly trained one.
-DEMO_SHIPPED_AGENT: Path | None = REPO_ROOT / "leaderboard" / "default" / "agents" / "maskable-ppo-default.zip"
+#: Reference policies shown by ``ddl-gym demo`` besides the teacher (those that fail to build are skipped).
+DEMO_POLICIES: tuple[str, ...] = ("sjf+pack", "srsf+pack", "fifo+pack")
+#: The shipped agent (short name in ``ddl-gym list``), shown in the demo next to the one trained there.
+DEMO_SHIPPED_AGENT: str | None = "agent-transfer"
 #: Held-out evaluation seeds of the demo start here (agent training uses other seeds).
 DEMO_SEED_OFFSET = 1000
 
@@ -88,7 +87,7 @@ def _split_names(text: str) -> list[str]:
 def _leaderboard_agents() -> list[Path]:
     found: dict[Path, None] = {}
     for root in (REPO_ROOT, Path.cwd()):
-        for path in sorted((root / "leaderboard").glob("*/agents/*.zip")):
+        for path in sorted([*(root / "leaderboard").glob("*/agents/*.zip"), *(root / "leaderboard").glob("agents/*.zip")]):
             found[path.resolve()] = None
     return list(found)
 
@@ -215,12 +214,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     if presets:
         print("\nTraining presets (ddl-gym train --preset NAME):")
         _print_rows(presets)
-    agents = _leaderboard_agents()
-    print("\nAgents (--policies KIND:PATH, KIND = maskable-ppo or ppo):")
+    from ddl_gym.leaderboard import SHIPPED_AGENTS
+
+    shipped = {str((REPO_ROOT / a.path).resolve()) for a in SHIPPED_AGENTS.values()}
+    print("\nShipped agents (--policies NAME):")
+    _print_rows([(name, a.description) for name, a in SHIPPED_AGENTS.items() if (REPO_ROOT / a.path).exists()]
+                or [("(none)", "agent files missing from leaderboard/agents/")])
+    agents = [p for p in _leaderboard_agents() if str(p) not in shipped]
     if agents:
+        print("\nOther agents (--policies KIND:PATH, KIND = maskable-ppo or ppo):")
         _print_rows([(_agent_spec(p), f"leaderboard scenario {p.parent.parent.name}") for p in agents])
-    else:
-        print("  none shipped in leaderboard/*/agents/; train one with `ddl-gym train` or `ddl-gym demo`")
     return 0
 
 
@@ -275,46 +278,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from ddl_gym import demo
     from ddl_gym.baselines import make_policy
-    from ddl_gym.harness import evaluate
 
     out = _check_out_folder(Path(args.out))
-    seeds = args.seeds
-    policies: list[str] = []
+    others: list[str] = []
     for name in DEMO_POLICIES:
         try:
             make_policy(name)
         except ConfigError as exc:
             print(f"note: skipping {name}: {exc}", file=sys.stderr)
         else:
-            policies.append(name)
-    agent_spec: str | None = None
-    if args.timesteps > 0:
-        try:
-            train = importlib.import_module("ddl_gym.agents.train")
-            quick_train = train.quick_train
-        except (ImportError, AttributeError) as exc:
-            print(f"note: no agent in this demo (agents unavailable: {exc}; {RL_HINT})", file=sys.stderr)
+            others.append(name)
+    shipped = None
+    if DEMO_SHIPPED_AGENT is not None:
+        try:  # the shipped agent is a registry name; it needs the RL extra and its files
+            make_policy(DEMO_SHIPPED_AGENT)
+        except (ConfigError, ImportError) as exc:
+            print(f"note: the shipped agent is not shown ({_first_line(exc)})", file=sys.stderr)
         else:
-            print(f"training MaskablePPO on scenario 'default': cloning sjf+ca, then {args.timesteps} PPO steps ...",
-                  file=sys.stderr)
-            try:
-                agent_spec = quick_train(scenario="default", timesteps=args.timesteps, out=out / "agent",
-                                         preset="demo", bc_expert="sjf+ca", overwrite=True,
-                                         progress=not args.no_progress)
-            except (ImportError, ConfigError) as exc:  # the reference policies are still worth showing
-                print(f"note: no agent in this demo (training failed: {exc})", file=sys.stderr)
-    shipped = DEMO_SHIPPED_AGENT
-    if shipped is not None and shipped.exists():  # the leaderboard's fully trained agent, evaluated without training
-        policies.append(f"maskable-ppo:{_shown_path(shipped)}")
-    print(f"evaluating {len(policies) + (agent_spec is not None)} policies on scenario 'default', "
-          f"held-out seeds {seeds[0]}-{seeds[-1]} ...", file=sys.stderr)
-    # The content-keyed cache recomputes a retrained agent (its file hash changed), so no --overwrite is needed.
-    results = evaluate(policies + ([agent_spec] if agent_spec else []), "default", seeds, out, workers=args.workers,
-                       progress=not args.no_progress, echo=False)
-    print(results.markdown)
-    print(f"\nwrote {out}/: " + ", ".join(p.name for p in results.files))
-    return 0
+            shipped = DEMO_SHIPPED_AGENT
+    return demo.run(out, args.seeds, train=not args.no_train, shipped=shipped, others=others,
+                    workers=args.workers, progress=not args.no_progress)
 
 
 def _load_bench() -> Any:
@@ -403,11 +388,10 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--metrics", default="avg_jct_s,makespan_s,p95_jct_s", help="comma-separated summary columns")
     cmp_.add_argument("--no-write", action="store_true", help="only print; do not write paired_<reference>.csv/.md")
 
-    demo = sub.add_parser("demo", help="reference policies vs. a briefly trained MaskablePPO agent")
+    demo = sub.add_parser("demo", help="the shipped agent, an agent cloned from srsf+ca now, and its teacher")
     demo.add_argument("--out", default="results/demo", help="results folder (default results/demo)")
-    demo.add_argument("--timesteps", type=bounded_int(0, 10**9, "--timesteps"), default=50_000,
-                      help="agent training steps (default 50000; 0 = no agent)")
-    _add_seeds(demo, "5", DEMO_SEED_OFFSET)
+    demo.add_argument("--no-train", action="store_true", help="skip training (reference policies and shipped agent)")
+    _add_seeds(demo, "10", DEMO_SEED_OFFSET)
     demo.add_argument("--workers", type=workers_type, help="parallel processes")
     demo.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -419,11 +403,20 @@ def build_parser() -> argparse.ArgumentParser:
                    add_help=False)
     sub.add_parser("train", help="train an agent (RL extra); arguments go to ddl_gym.agents.train",
                    add_help=False)
+    sub.add_parser("leaderboard", help="rebuild leaderboard/<scenario>/ (--rebuild; see --help)", add_help=False)
     return parser
+
+
+def cmd_leaderboard(argv: list[str]) -> int:
+    from ddl_gym import leaderboard
+
+    with _one_line_argparse_errors():
+        return _exit_code(leaderboard.main(argv))
 
 
 FORWARDED: dict[str, Callable[[list[str]], int]] = {
     "bench": cmd_bench, "reproduce": cmd_reproduce, "train": cmd_train, "scenarios": cmd_scenarios,
+    "leaderboard": cmd_leaderboard,
 }
 
 

@@ -100,6 +100,12 @@ def _source_files(source: Any) -> dict[str, Any]:
 
     if isinstance(source, scenarios.CsvSource):
         return {"file_sha256": file_digest(source.path)}
+    trace_files = getattr(source, "trace_files", None)  # trace windows, the transfer-training family
+    if callable(trace_files):
+        try:
+            return {"file_sha256": [file_digest(f) for f in trace_files()]}
+        except Exception:  # an unresolvable trace fails later with its own message
+            return {"file_sha256": "unresolved"}
     if isinstance(source, (scenarios.PhillySource, scenarios.PhillySliceSource)):
         from ddl_gym.workloads.philly import default_trace_path
 

@@ -27,6 +27,8 @@ Scenario file (TOML, or JSON with the same keys)::
     num_jobs = 160                     # generator keyword arguments
     # kind = "csv":    path = "jobs.csv" (relative to the scenario file), drop_oversized = false
     # kind = "philly": table = "rfold", max_jobs = 5000, start = 0.0, end = 86400.0
+    # kind = "philly-slice" / "alibaba-slice": path = "trace.csv", num_jobs = 160, split = "all",
+    #        time_scale = 1.0 (windows of consecutive jobs; ddl_gym/workloads/windows.py)
 
     [options]                          # engine options (SCENARIO_OPTIONS)
     gpu_sharing = true                 # task-level engine: share GPUs by memory (Ada-SRSF)
@@ -63,7 +65,7 @@ utilisation, contention share and load (README, scenario table).
   contention, which makes every schedule hours long. ``small`` (40 jobs, 16 GPUs) arrives over
   1 hour and ``large`` (640 jobs, 256 GPUs) over 80 minutes for a similar load.
 
-The former default (10 Gb/s NICs, ξ1 = 1, 20 minutes of arrivals; ``leaderboard/default`` was
+The former default (10 Gb/s NICs, ξ1 = 1, 20 minutes of arrivals; ``leaderboard/default-10g`` was
 measured on it) stays available as ``default-10g``; ``ada-srsf-10g`` is the Ada-SRSF 2020 setting
 (10 GbE, 20 minutes) on the job-level RAR model with the ξ1 = 0.6 calibration.
 """
@@ -274,7 +276,7 @@ register_scenario(Scenario(
     cluster=CLUSTER_10G,
     workload=_synthetic("ada_srsf", name="default"),
     description="the former default: 16x4 GPUs, 10 Gb/s NICs, RAR model with ξ1=1, 160 jobs over 20 min "
-                "(leaderboard/default was measured on it; offered load ≈ 9.5)",
+                "(leaderboard/default-10g was measured on it; offered load ≈ 9.5)",
 ))
 register_scenario(Scenario(
     name="ada-srsf-10g",
@@ -324,6 +326,8 @@ PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.workloads.asrpt:ASRPT_SCENARIOS",
     "ddl_gym.workloads.smd_jobs:SMD_SCENARIOS",
     "ddl_gym.workloads.aonline:AONLINE_SCENARIOS",
+    "ddl_gym.workloads.windows:window_scenarios",
+    "ddl_gym.agents.transfer:transfer_scenarios",
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 
@@ -613,8 +617,13 @@ def _generator_params(err: _FileErrors, generator: str, cfg: dict[str, Any]) -> 
     return out
 
 
-def _parse_workload(err: _FileErrors, cfg: dict[str, Any], path: Path) -> WorkloadSource:
-    kind = _as_str(err, "workload.kind", cfg.get("kind", "synthetic"), ("synthetic", "csv", "philly"))
+def _parse_workload(err: _FileErrors, cfg: dict[str, Any], path: Path, model: Any = None) -> WorkloadSource:
+    kind = _as_str(err, "workload.kind", cfg.get("kind", "synthetic"),
+                   ("synthetic", "csv", "philly", "philly-slice", "alibaba-slice"))
+    if kind in ("philly-slice", "alibaba-slice"):  # trace windows; keys validated in ddl_gym/workloads/windows.py
+        from ddl_gym.workloads.windows import window_source_from_config
+
+        return window_source_from_config(kind, cfg, path.parent, model, err)
     if kind == "synthetic":
         import inspect
 
@@ -716,7 +725,7 @@ def load_scenario_file(path: str | Path) -> Scenario:
     engine = _as_str(err, "engine", data.get("engine", "job"), ("job", "task"))
     cluster = _parse_cluster(err, _table(err, "cluster", data.get("cluster"), required=True))
     model = _parse_model(err, _table(err, "model", data.get("model"), required=False))
-    source = _parse_workload(err, _table(err, "workload", data.get("workload"), required=True), path)
+    source = _parse_workload(err, _table(err, "workload", data.get("workload"), required=True), path, model)
     options = _parse_options(err, _table(err, "options", data.get("options"), required=False))
     scenario = Scenario(name=name, cluster=cluster, workload=source, model=model, engine=engine,
                         description=description, options=options)

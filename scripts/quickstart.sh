@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# README command 1: set up, then compare the reference policies and a briefly trained MaskablePPO
-# agent on the embedded default scenario (table printed, CSV + plots in results/demo).
+# README command 1: set up, then `ddl-gym demo`: the teacher srsf+ca, an agent cloned from it now and the
+# shipped agent agent-transfer on held-out seeds of the default scenario (table, CSV, Gantt charts in results/demo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

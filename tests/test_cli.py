@@ -23,8 +23,14 @@ def _one_line_error(err: str) -> str:
 def test_list_shows_scenarios_policies_and_agents(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    assert "Scenarios" in out and "Policies" in out and "Agents" in out
+    assert "Scenarios" in out and "Policies" in out and "Shipped agents (--policies NAME):" in out
     assert "default" in out and "small" in out
+    # Shipped agents are listed by short name (agents/shipped.py), one row each, with their description.
+    from ddl_gym.agents.shipped import SHIPPED_AGENTS
+
+    shipped = out.split("Shipped agents (--policies NAME):", 1)[1]
+    listed = {line.split()[0] for line in shipped.splitlines() if line.startswith("  ")}
+    assert "agent-10g" in listed and set(SHIPPED_AGENTS) >= listed
     assert "fifo+pack" in out and "srsf+ca" in out
 
 
@@ -141,14 +147,15 @@ def test_demo_without_agent_compares_reference_policies(
 ) -> None:
     import ddl_gym.cli as cli
 
-    monkeypatch.setattr(cli, "DEMO_POLICIES", ("fifo+pack", "srsf+pack", "no-such-policy"))
+    monkeypatch.setattr(cli, "DEMO_POLICIES", ("fifo+pack", "no-such-policy"))
     monkeypatch.setattr(cli, "DEMO_SHIPPED_AGENT", None)
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--timesteps", "0", "--seeds", "1", "--no-progress", "--workers", "1"]) == 0
+    assert main(["demo", "--out", str(out), "--no-train", "--seeds", "1", "--no-progress", "--workers", "1"]) == 0
     captured = capsys.readouterr()
-    assert "fifo+pack" in captured.out and "srsf+pack" in captured.out
+    assert "fifo+pack" in captured.out and "srsf+ca" in captured.out  # the teacher is always shown
     assert "skipping no-such-policy" in captured.err  # unavailable policies are skipped with a note
+    assert "How to read this:" in captured.out and "gantt_" in captured.out
     summary = pd.read_csv(out / "summary.csv")
-    assert sorted(summary["policy"]) == ["fifo+pack", "srsf+pack"]
+    assert sorted(summary["policy"]) == ["fifo+pack", "srsf+ca"]
     assert set(summary["seed"]) == {cli.DEMO_SEED_OFFSET} and set(summary["scenario"]) == {"default"}
     assert (out / "jct_cdf.png").exists()

@@ -23,10 +23,11 @@ def test_legacy_stream_digest(name: str) -> None:
 
 # The shipped agents (legacy layout) on the first release's default world: actions and schedule
 # digests recorded from commit 9a99d18's code (tests.golden_cases._old_default_scenario).
+# Files renamed in issue 14: leaderboard/default/agents/maskable-ppo-default* -> leaderboard/default-10g/agents/agent-10g*.
 SHIPPED_AGENTS = {
-    "maskable-ppo-default": ("55951263ac988335f30c5b311adeec8091c82d1d1c81e9b4befa4e5461729f04",
+    "agent-10g": ("55951263ac988335f30c5b311adeec8091c82d1d1c81e9b4befa4e5461729f04",
                              "7ed3b5555059d0e5cc38629efff095fb1d3810221b7a50960dc9a9912b010a40"),
-    "maskable-ppo-default-scratch": ("9da09267ee51cd6907b7549a4c900f067f3c453c609475e5ee47b180441ee220",
+    "agent-10g-scratch": ("9da09267ee51cd6907b7549a4c900f067f3c453c609475e5ee47b180441ee220",
                                      "0a853a59011ca0adb111e554e6d68181b65aa46d6144e4677c26347b5d2a5377"),
 }
 
@@ -43,7 +44,7 @@ def test_shipped_agent_loads_and_acts_exactly_as_before(name: str) -> None:
     from ddl_gym.envs.cluster_env import DDLClusterEnv
     from tests.golden_cases import _old_default_scenario, result_digest
 
-    path = Path(__file__).resolve().parents[1] / "leaderboard" / "default" / "agents" / f"{name}.zip"
+    path = Path(__file__).resolve().parents[1] / "leaderboard" / "default-10g" / "agents" / f"{name}.zip"
     policy = load_policy(f"maskable-ppo:{path}")
     assert policy.env_kwargs["observation"] == "legacy"  # its metadata predates the option
     env = DDLClusterEnv(_old_default_scenario(), **policy.env_kwargs)

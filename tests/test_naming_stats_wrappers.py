@@ -147,7 +147,7 @@ def test_the_harness_counts_masked_actions() -> None:
 def test_short_labels_are_short_and_distinct() -> None:
     from ddl_gym.plots import short_label
 
-    assert short_label("maskable-ppo:leaderboard/default/agents/maskable-ppo-default.zip") == "maskable-ppo-default"
+    assert short_label("maskable-ppo:leaderboard/default-10g/agents/agent-10g.zip") == "maskable-ppo:agent-10g"
     a, b = "maskable-ppo:runs/x/agent.zip", "maskable-ppo:runs/y/agent.zip"
     assert short_label(a, [a, b]) == "maskable-ppo:x" and short_label(b, [a, b]) == "maskable-ppo:y"
     assert short_label("srsf+ca") == "srsf+ca"

@@ -1,0 +1,59 @@
+"""Shipped agents by short name: ``--policies agent-transfer`` instead of ``maskable-ppo:PATH``.
+
+Each entry is a trained agent committed under ``leaderboard/`` (zip + ``.json`` metadata +
+``.vecnormalize.pkl`` observation statistics, < 2 MB together). The registry
+(:mod:`ddl_gym.baselines.registry`) registers every name, so the harness, ``ddl-gym eval`` and the
+leaderboard use them like any reference policy; results rows carry the short name. Loading checks
+the env exactly as ``load_policy("maskable-ppo:PATH")`` does (observation layout, window, placements,
+queue order), so an incompatible env is refused with a message naming the difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ddl_gym.sim.model import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class ShippedAgent:
+    """A committed agent: ``path`` relative to the repository root, one-line ``description``."""
+
+    name: str
+    path: str
+    description: str
+    algo: str = "maskable-ppo"
+
+    @property
+    def spec(self) -> str:
+        return f"{self.algo}:{REPO_ROOT / self.path}"
+
+
+SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
+    ShippedAgent("agent-transfer", "leaderboard/agents/agent-transfer.zip",
+                 "MaskablePPO network, portable observation (16 slots): behaviour clone of srsf+ca on transfer-train "
+                 "(random clusters, NICs, loads; Philly/Alibaba training windows) + default training seeds"),
+    ShippedAgent("agent-10g", "leaderboard/default-10g/agents/agent-10g.zip",
+                 "RETIRED from default: BC sjf+ca + PPO on the former 10 GbE default (legacy observation, 16 servers)"),
+    ShippedAgent("agent-10g-scratch", "leaderboard/default-10g/agents/agent-10g-scratch.zip",
+                 "RETIRED from default: PPO from scratch on the former 10 GbE default (legacy observation, 16 servers)"),
+)}
+
+
+def load_shipped(name: str) -> Any:
+    """The shipped agent ``name`` as a harness policy (:class:`ddl_gym.agents.policy.AgentPolicy`)."""
+    if name not in SHIPPED_AGENTS:
+        raise ConfigError(f"unknown shipped agent {name!r}; known: {', '.join(SHIPPED_AGENTS)}")
+    agent = SHIPPED_AGENTS[name]
+    if not (REPO_ROOT / agent.path).exists():
+        raise ConfigError(f"shipped agent {name!r}: {agent.path} is missing from this installation "
+                          "(a source checkout has it)")
+    from ddl_gym.agents.policy import load_policy
+
+    policy = load_policy(agent.spec)
+    policy.name = name
+    return policy

@@ -1,0 +1,305 @@
+"""The leaderboard: shipped agents against every applicable reference policy, one folder per scenario.
+
+``ddl-gym leaderboard --rebuild`` (or ``python -m ddl_gym.leaderboard``) regenerates, for each
+board in :data:`BOARDS`, ``leaderboard/<scenario>/``:
+
+* ``results.csv`` — one row per policy: mean and 95 % CI of avg JCT, makespan and p95 JCT over
+  the held-out seeds, and the paired per-seed relative change of avg JCT against the scenario's
+  best reference policy (mean ± 95 % CI, seeds better);
+* ``README.md`` — protocol, the table, the verdicts (rules below, computed here) and the
+  command;
+* ``paired.png`` (paired changes with CIs), ``metrics.png`` and ``jct_cdf.png`` (from the harness).
+
+Raw per-seed and per-job rows go to ``results/leaderboard/<scenario>/`` (the harness's
+``summary.csv`` / ``jobs.csv``; reused by a rerun unless ``--overwrite``), not into git.
+
+Protocol (the same for every board):
+
+* **Episodes**: held-out seeds :data:`HELD_OUT_SEEDS` (1 000 000 …); episode ``s`` is
+  ``scenario.episode(s)`` for every policy. Agents never trained on these seeds, and trace-window
+  boards draw their windows from the evaluation split (:mod:`ddl_gym.workloads.windows`).
+* **Best reference**: among the reference policies that ran, the one with the lowest mean avg
+  JCT over the held-out seeds (one choice per board, never per seed).
+* **Paired change** of policy ``p``: ``r_s = 100·(JCT_p,s − JCT_ref,s) / JCT_ref,s`` per seed;
+  mean ± ``t₀.₉₇₅,ₙ₋₁·sd/√n`` (:func:`ddl_gym.harness.paired_differences`, as ``ddl-gym compare``).
+* **Verdicts** (:func:`verdicts`): *goal met* when the agent's mean paired change is ≤ −10 %;
+  *not worse than the best reference* when its mean paired change is ≤ its CI half-width (the
+  interval reaches 0 or below).
+* **Bound**: the mean over jobs of each job's uncontended run time on its most consolidated
+  placement, averaged over seeds — no schedule's avg JCT can be lower (a job's JCT is at least its
+  run time, and contention and spreading only slow it down). ``headroom`` = how far below the
+  best reference that bound lies: an agent cannot beat the best reference by more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ddl_gym.sim.model import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: Held-out evaluation seeds of every board (never used by training or model selection).
+HELD_OUT_SEEDS: tuple[int, ...] = tuple(range(1_000_000, 1_000_020))
+#: Relative improvement the issue asks of the shipped agent over the best reference.
+GOAL_PCT = -10.0
+METRICS: tuple[str, ...] = ("avg_jct_s", "makespan_s", "p95_jct_s")
+#: Reference candidates for job-level all-reduce scenarios: classic orders x placements and SJF-BCO.
+CLASSIC_REFERENCES: tuple[str, ...] = tuple(f"{o}+{p}" for o in ("srsf", "sjf", "fifo") for p in ("ca", "pack", "ff", "ls"))
+#: Paper policies tried on every board; those whose model does not fit the scenario (Ada-SRSF needs the
+#: task-level all-reduce model, A-SRPT pipeline jobs) are listed as not applicable with the reason.
+PAPER_REFERENCES: tuple[str, ...] = ("sjf-bco", "ada-srsf", "a-srpt")
+
+
+@dataclass(frozen=True)
+class Board:
+    """One leaderboard: a scenario, its reference candidates, the agents shown, notes."""
+
+    scenario: str
+    references: tuple[str, ...] = CLASSIC_REFERENCES + PAPER_REFERENCES
+    agents: tuple[str, ...] = ()
+    title: str = ""
+    note: str = ""
+    seeds: tuple[int, ...] = HELD_OUT_SEEDS
+
+
+from ddl_gym.agents.shipped import SHIPPED_AGENTS  # noqa: E402  (short name -> committed agent)
+
+_TRANSFER_NOTE = ("`agent-transfer` never trained on these episodes: its training episodes were `transfer-train` seeds "
+                  "30000–30299 (Philly/Alibaba windows from the *training* splits only) and `default` seeds "
+                  "20000–20059; see `leaderboard/agents/README.md`.")
+BOARDS: tuple[Board, ...] = (
+    Board("default", agents=("agent-transfer",),
+          title="The default scenario: 16 × 4 GPUs, 100 Gb/s NICs, 160 jobs (paper mix) over 80 min.",
+          note=_TRANSFER_NOTE),
+    Board("philly-windows", agents=("agent-transfer",),
+          title="160-job windows of the Philly (Pollux table) trace's held-out evaluation split on the default cluster.",
+          note=_TRANSFER_NOTE),
+    Board("alibaba-windows", agents=("agent-transfer",),
+          title="160-job windows of the Alibaba GPU v2023 trace's held-out evaluation split (fractional GPUs as whole "
+                "GPUs) on the default cluster.",
+          note=_TRANSFER_NOTE),
+)
+
+
+# ============================================================================ statistics
+def verdicts(change_pct: float, ci_pct: float) -> dict[str, bool]:
+    """The two stated rules (module docstring) for an agent's paired change against the best reference."""
+    return {"goal_met": change_pct <= GOAL_PCT,
+            "not_worse": change_pct <= (ci_pct if math.isfinite(ci_pct) else 0.0)}
+
+
+def uncontended_bound(scenario: Any, seed: int) -> float:
+    """Mean uncontended, most-consolidated run time over the jobs of ``scenario.episode(seed)``."""
+    from ddl_gym.sim.engine import Simulator
+    from ddl_gym.sim.priority import nominal_runtimes
+
+    cluster, workload = scenario.episode(seed)
+    return float(nominal_runtimes(Simulator(cluster, workload, scenario.model)).mean())
+
+
+# ============================================================================ building
+def _applicable(references: Sequence[str], scenario: Any, seed: int) -> tuple[list[str], dict[str, str]]:
+    """References that build and finish one episode quickly enough to be checked; the rest with reasons."""
+    from ddl_gym.harness import load_policy_spec, simulate
+
+    ok: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in references:
+        try:
+            policy = load_policy_spec(name)
+            simulate(policy, scenario, seed)
+        except (ConfigError, NotImplementedError, ValueError) as exc:
+            skipped[name] = str(exc).splitlines()[0].split("; ")[0]
+            continue
+        ok.append(name)
+    return ok, skipped
+
+
+@dataclass
+class BoardResult:
+    board: Board
+    summary: pd.DataFrame
+    table: pd.DataFrame
+    best_reference: str
+    bound: float
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def run_board(board: Board, *, cache: Path, workers: int | None = None, overwrite: bool = False,
+              seeds: Sequence[int] | None = None, progress: bool = False) -> BoardResult:
+    """Evaluate one board through the harness and compute its table (no files under leaderboard/)."""
+    from ddl_gym.harness import evaluate, mean_ci, paired_differences
+    from ddl_gym.scenarios import get_scenario
+
+    scenario = get_scenario(board.scenario)
+    seeds = list(seeds if seeds is not None else board.seeds)
+    references, skipped = _applicable(board.references, scenario, seeds[0])
+    agents = list(board.agents)  # registry names (agents/shipped.py)
+    results = evaluate(references + agents, board.scenario, seeds, cache, workers=workers, overwrite=overwrite,
+                       progress=progress, echo=False, plots=True)
+    summary = results.summary
+    pivot = summary.pivot(index="seed", columns="policy", values="avg_jct_s")
+    ref_means = pivot[references].mean()
+    best = str(ref_means.idxmin())
+    bound = float(np.mean([uncontended_bound(scenario, s) for s in seeds]))
+    paired = paired_differences(summary, best, ["avg_jct_s"]).set_index("policy")
+    rows = []
+    for policy, group in summary.groupby("policy", sort=False):
+        row: dict[str, Any] = {"scenario": board.scenario, "policy": policy,
+                               "kind": "agent" if policy in board.agents else "reference",
+                               "seeds": int(group["seed"].nunique())}
+        for metric in METRICS:
+            mean, half, _ = mean_ci(group[metric])
+            row[f"{metric}_mean"], row[f"{metric}_ci95"] = mean, half
+        if policy == best:
+            change, half, better = 0.0, 0.0, 0
+        else:
+            r = paired.loc[policy]
+            change, half, better = float(r["rel_pct_mean"]), float(r["rel_pct_ci"]), int(r["better"])
+        row.update(vs_best_reference=best, avg_jct_change_pct=change, avg_jct_change_ci95_pct=half, seeds_better=better)
+        rows.append(row)
+    table = pd.DataFrame(rows).sort_values("avg_jct_s_mean", kind="stable").reset_index(drop=True)
+    return BoardResult(board, summary, table, best, bound, skipped)
+
+
+# ============================================================================ writing
+def _fmt(mean: float, half: float, digits: int = 0) -> str:
+    if not math.isfinite(half):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
+
+
+def _paired_plot(result: BoardResult, path: Path) -> Path:
+    from ddl_gym import plots as plotting
+
+    table = result.table[result.table["policy"] != result.best_reference]
+    fig = plotting._figure(7.0, 0.35 * len(table) + 1.4)
+    ax = fig.add_subplot(111)
+    y = np.arange(len(table))
+    colours = ["tab:red" if k == "agent" else "tab:gray" for k in table["kind"]]
+    ax.barh(y, table["avg_jct_change_pct"], xerr=table["avg_jct_change_ci95_pct"].fillna(0), color=colours,
+            capsize=3)
+    ax.set_yticks(y)
+    ax.set_yticklabels(table["policy"])
+    ax.axvline(0, color="black", lw=0.8)
+    ax.axvline(GOAL_PCT, color="tab:green", lw=0.8, ls="--")
+    headroom = 100.0 * (result.bound - result.table.set_index("policy").loc[result.best_reference, "avg_jct_s_mean"]) \
+        / result.table.set_index("policy").loc[result.best_reference, "avg_jct_s_mean"]
+    ax.axvline(headroom, color="tab:blue", lw=0.8, ls=":")
+    ax.set_xlabel(f"avg JCT vs {result.best_reference}, % per seed (95% CI); green: -10% goal, blue: bound")
+    ax.set_title(f"{result.board.scenario}: paired change against the best reference")
+    ax.invert_yaxis()
+    return plotting._save(fig, path)
+
+
+def write_board(result: BoardResult, folder: Path, cache: Path, command: str) -> list[Path]:
+    """Write ``results.csv``, ``README.md`` and the plots of one board."""
+    folder.mkdir(parents=True, exist_ok=True)
+    board, table = result.board, result.table
+    csv_path = folder / "results.csv"
+    table.round(4).to_csv(csv_path, index=False)
+    written = [csv_path, _paired_plot(result, folder / "paired.png")]
+    for name in ("metrics.png", "jct_cdf.png"):
+        if (cache / name).exists():
+            shutil.copyfile(cache / name, folder / name)
+            written.append(folder / name)
+    best_row = table.set_index("policy").loc[result.best_reference]
+    headroom = 100.0 * (result.bound - best_row["avg_jct_s_mean"]) / best_row["avg_jct_s_mean"]
+    seeds = sorted(result.summary["seed"].unique().tolist())
+    lines = [f"# Leaderboard: `{board.scenario}`", ""]
+    if board.title:
+        lines += [board.title, ""]
+    lines += [
+        "Generated by `" + command + "` (do not edit by hand). Protocol: `ddl_gym/leaderboard.py` "
+        "(module docstring).", "",
+        f"* Episodes: held-out seeds {seeds[0]}–{seeds[-1]} ({len(seeds)}); every policy runs the same "
+        "episode per seed (`scenario.episode(seed)`).",
+        f"* Best reference (lowest mean avg JCT over these seeds, among {int((table['kind'] == 'reference').sum())} "
+        f"reference policies that ran): **{result.best_reference}**.",
+        f"* Bound (mean uncontended, most-consolidated run time; no schedule goes below): {result.bound:.0f} s, "
+        f"i.e. {headroom:+.1f}% from the best reference — the most any policy could gain here.",
+        "",
+        "| policy | kind | avg JCT (s) | makespan (s) | p95 JCT (s) | avg JCT vs best reference, paired | better on |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in table.itertuples(index=False):
+        r = row._asdict()
+        change = "—" if r["policy"] == result.best_reference else (
+            f"{r['avg_jct_change_pct']:+.1f}% ± {r['avg_jct_change_ci95_pct']:.1f}%")
+        name = f"**{r['policy']}**" if r["kind"] == "agent" else r["policy"]
+        better = "—" if r["policy"] == result.best_reference else f"{r['seeds_better']}/{r['seeds']}"
+        lines.append(f"| {name} | {r['kind']} | {_fmt(r['avg_jct_s_mean'], r['avg_jct_s_ci95'])} | "
+                     f"{_fmt(r['makespan_s_mean'], r['makespan_s_ci95'])} | {_fmt(r['p95_jct_s_mean'], r['p95_jct_s_ci95'])} | "
+                     f"{change} | {better} |")
+    lines.append("")
+    for agent in board.agents:
+        if agent not in set(table["policy"]):
+            continue
+        r = table.set_index("policy").loc[agent]
+        v = verdicts(float(r["avg_jct_change_pct"]), float(r["avg_jct_change_ci95_pct"]))
+        goal = ("met" if v["goal_met"] else
+                f"not met (needs {GOAL_PCT:.0f}%, measured {r['avg_jct_change_pct']:+.1f}%; bound {headroom:+.1f}%)")
+        lines.append(f"* `{agent}` vs {result.best_reference}: ≥10 % below the best reference: **{goal}**; not worse "
+                     "than the best reference "
+                     f"beyond the CI: **{'held' if v['not_worse'] else 'not held'}**.")
+    if result.skipped:
+        lines += ["", "References that could not run here: "
+                  + "; ".join(f"`{k}` ({v})" for k, v in sorted(result.skipped.items())) + "."]
+    if board.note:
+        lines += ["", board.note]
+    lines += ["", "Files: `results.csv` (this table, unrounded), `paired.png`, `metrics.png`, `jct_cdf.png`; raw rows in "
+              f"`{cache.relative_to(REPO_ROOT) if cache.is_relative_to(REPO_ROOT) else cache}/` after a rebuild.", ""]
+    readme = folder / "README.md"
+    readme.write_text("\n".join(lines))
+    written.append(readme)
+    return written
+
+
+def build(boards: Sequence[Board] | None = None, *, root: Path = REPO_ROOT / "leaderboard",
+          cache_root: Path = REPO_ROOT / "results" / "leaderboard", workers: int | None = None,
+          overwrite: bool = False, seeds: Sequence[int] | None = None, command: str = "ddl-gym leaderboard --rebuild",
+          progress: bool = False) -> list[BoardResult]:
+    """Evaluate and write every board (``boards=None``: :data:`BOARDS`)."""
+    out = []
+    for board in boards if boards is not None else BOARDS:
+        cache = cache_root / board.scenario
+        result = run_board(board, cache=cache, workers=workers, overwrite=overwrite, seeds=seeds, progress=progress)
+        write_board(result, root / board.scenario, cache, command)
+        out.append(result)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ddl-gym leaderboard", description="rebuild leaderboard/<scenario>/")
+    parser.add_argument("--rebuild", action="store_true", help="evaluate and rewrite the boards")
+    parser.add_argument("--scenario", action="append", help="only this board (repeatable)")
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--overwrite", action="store_true", help="recompute runs cached in results/leaderboard/")
+    args = parser.parse_args(argv)
+    boards = [b for b in BOARDS if not args.scenario or b.scenario in args.scenario]
+    if args.scenario and len(boards) != len(set(args.scenario)):
+        known = ", ".join(b.scenario for b in BOARDS)
+        raise ConfigError(f"unknown board in {args.scenario}; boards: {known}")
+    if not args.rebuild:
+        for b in boards:
+            print(f"{b.scenario:22s} agents: {', '.join(b.agents) or '-'}  ({REPO_ROOT / 'leaderboard' / b.scenario})")
+        print("\nrun with --rebuild to evaluate and rewrite them")
+        return 0
+    command = "ddl-gym leaderboard --rebuild" + "".join(f" --scenario {s}" for s in args.scenario or [])
+    for result in build(boards, workers=args.workers, overwrite=args.overwrite, command=command, progress=True):
+        print(f"{result.board.scenario}: best reference {result.best_reference}; wrote leaderboard/{result.board.scenario}/",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""Leaderboard statistics and rules: paired changes, verdicts, and the bound no schedule beats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ddl_gym.baselines import make_policy
+from ddl_gym.leaderboard import uncontended_bound, verdicts
+from ddl_gym.scenarios import get_scenario
+from ddl_gym.sim.engine import Simulator, run_policy
+
+
+@pytest.mark.parametrize(("change", "ci", "goal", "not_worse"), [
+    (-12.0, 3.0, True, True), (-9.9, 1.0, False, True), (1.5, 2.0, False, True), (2.5, 2.0, False, False),
+    (0.0, float("nan"), False, True), (0.1, float("nan"), False, False),
+])
+def test_verdict_rules(change: float, ci: float, goal: bool, not_worse: bool) -> None:
+    assert verdicts(change, ci) == {"goal_met": goal, "not_worse": not_worse}
+
+
+@pytest.mark.parametrize("name", ["small", "default"])
+def test_no_policy_beats_the_uncontended_bound(name: str) -> None:
+    scenario = get_scenario(name)
+    for seed in (0, 1):
+        bound = uncontended_bound(scenario, seed)
+        for policy in ("srsf+ca", "sjf+spread", "fifo+ff"):
+            cluster, workload = scenario.episode(seed)
+            result = run_policy(Simulator(cluster, workload, scenario.model), make_policy(policy),
+                                np.random.default_rng(seed))
+            assert result.summary()["avg_jct_s"] >= bound * (1 - 1e-9)
+
+
+def test_board_picks_the_best_reference_by_mean_and_writes_paired_rows(tmp_path) -> None:
+    import pandas as pd
+
+    from ddl_gym.leaderboard import Board, run_board, write_board
+
+    board = Board("small", references=("fifo+ff", "srsf+ca", "a-srpt"), seeds=(5, 6, 7))
+    result = run_board(board, cache=tmp_path / "cache", workers=1)
+    means = result.summary.groupby("policy")["avg_jct_s"].mean()
+    assert result.best_reference == means.idxmin() and set(means.index) == {"fifo+ff", "srsf+ca"}
+    assert "a-srpt" in result.skipped  # pipeline-only policy on an all-reduce scenario: listed, not run
+    other = ({"fifo+ff", "srsf+ca"} - {result.best_reference}).pop()
+    pivot = result.summary.pivot(index="seed", columns="policy", values="avg_jct_s")
+    rel = 100 * (pivot[other] - pivot[result.best_reference]) / pivot[result.best_reference]
+    row = result.table.set_index("policy").loc[other]
+    assert row["avg_jct_change_pct"] == pytest.approx(rel.mean())
+    write_board(result, tmp_path / "board", tmp_path / "cache", "cmd")
+    readme = (tmp_path / "board" / "README.md").read_text()
+    assert f"**{result.best_reference}**" in readme and "`a-srpt`" in readme
+    assert len(pd.read_csv(tmp_path / "board" / "results.csv")) == 2
