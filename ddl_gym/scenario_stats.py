@@ -70,23 +70,23 @@ def minimal_runtimes(cluster: ClusterSpec, workload: Workload, model: Performanc
     return out
 
 
-def offered_load(cluster: ClusterSpec, workload: Workload, model: PerformanceModel,
-                 result: SimResult | None = None) -> float:
+def offered_load(cluster: ClusterSpec, workload: Workload, model: PerformanceModel) -> float:
     """``Σ G_j·ρ_j^min / (GPUs × arrival window)``; NaN for an offline workload (zero window).
 
-    Rate models that are not per-(servers, contention) all-reduce models (pipeline, parameter-server)
-    have no "most consolidated placement" formula; for them ``ρ_j`` is the job's run time alone on the
-    placement the policy of ``result`` chose (``SimResult.ideal_runtime``), so the figure depends on it.
+    Contention-free rate models (pipeline, parameter-server) have no per-(servers, contention)
+    formula; their ``ρ_j^min`` is the engine's planning estimate ``F_j·τ̂_j`` alone on the job's
+    fastest configuration (:meth:`Simulator.nominal_iteration_time`, A-SRPT's ``α̃_min``).
     """
     window = float(workload.arrival.max() - workload.arrival.min()) if workload.num_jobs else 0.0
     if window <= 0:
         return math.nan
     if hasattr(model.bind(cluster, workload), "iteration_time"):
         runtimes = minimal_runtimes(cluster, workload, model)
-    elif result is not None:
-        runtimes = np.where(np.isfinite(result.ideal_runtime), result.ideal_runtime, 0.0)
     else:
-        raise ConfigError(f"offered_load: the {type(model).__name__} rate model needs a simulated result")
+        from ddl_gym.sim.engine import Simulator
+        from ddl_gym.sim.priority import nominal_runtimes
+
+        runtimes = nominal_runtimes(Simulator(cluster, workload, model))
     work = float((workload.gpus * runtimes).sum())
     return work / (cluster.num_gpus * window)
 
@@ -173,7 +173,7 @@ def episode_stats(scenario: Scenario, policy: str, seed: int) -> EpisodeStats:
     return EpisodeStats(
         scenario=scenario.name, policy=policy, seed=seed,
         compute_util=summary["gpu_compute_util"], alloc_util=summary["gpu_alloc_util"],
-        contention_share=contention_share(result), offered_load=offered_load(cluster, workload, scenario.model, result),
+        contention_share=contention_share(result), offered_load=offered_load(cluster, workload, scenario.model),
         makespan_s=summary["makespan_s"], window_s=window, avg_jct_s=summary["avg_jct_s"],
     )
 
