@@ -267,6 +267,9 @@ class SJFBCOPolicy:
                 f"{self.name}: SJF-BCO is offline (all jobs at t=0) but workload {w.name!r} has arrivals up to "
                 f"{float(w.arrival.max()):.1f}s; use online='replan'"
             )
+        if not hasattr(sim.bound, "iteration_time"):  # SJF-BCO's bounds need τ(servers, contention) (§4.1 eq. 8)
+            raise ConfigError(f"{self.name}: SJF-BCO plans with the per-(servers, contention) all-reduce model; "
+                              f"workload {w.name!r} runs on {type(sim.model).__name__}")
         self._rng = rng
         self._bounds = estimate_bounds(sim.cluster, w, sim.model, sim.bound)
         self.plans = []

@@ -87,6 +87,13 @@ BOARDS: tuple[Board, ...] = (
           title="160-job windows of the Alibaba GPU v2023 trace's held-out evaluation split (fractional GPUs as whole "
                 "GPUs) on the default cluster.",
           note=_TRANSFER_NOTE),
+    Board("asrpt-small",
+          references=("a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime",
+                      *CLASSIC_REFERENCES, "sjf-bco"),
+          title="A-SRPT's pipeline (mixed-parallel) jobs: 8 × 8 V100, 10 Gb/s, 200-job windows of a recurring trace "
+                "(the scenario of `DDLCluster-ASRPT-v0`). Reference policies only: no agent is shipped for it yet.",
+          note="`a-srpt-perfect` knows every job's true iteration count (the others use the random forest's "
+               "predictions), so it is an oracle reference, not a policy a scheduler could run."),
 )
 
 

@@ -50,3 +50,12 @@ def test_board_picks_the_best_reference_by_mean_and_writes_paired_rows(tmp_path)
     readme = (tmp_path / "board" / "README.md").read_text()
     assert f"**{result.best_reference}**" in readme and "`a-srpt`" in readme
     assert len(pd.read_csv(tmp_path / "board" / "results.csv")) == 2
+
+
+def test_sjf_bco_refuses_pipeline_jobs_by_name() -> None:
+    """SJF-BCO's bounds need the all-reduce τ(servers, contention); a pipeline scenario is a named error."""
+    from ddl_gym.harness import simulate
+    from ddl_gym.sim.model import ConfigError
+
+    with pytest.raises(ConfigError, match="sjf-bco: SJF-BCO plans with the per-.servers, contention. all-reduce model"):
+        simulate(make_policy("sjf-bco"), get_scenario("asrpt-small"), 0)
