@@ -44,6 +44,7 @@ import bisect
 import heapq
 import math
 from array import array
+from collections.abc import Iterator
 from typing import Protocol
 
 import numpy as np
@@ -84,7 +85,10 @@ class Simulator:
     in arrival order), ``running`` (dict of running jobs in start order), ``free_per_server``,
     ``gpu_owner`` (job index per GPU, ``-1`` free), ``split_count`` (split jobs per server),
     ``num_free``, ``state``, ``used`` (non-GPU resource amounts in use per server; its GPU column
-    stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``.
+    stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``,
+    ``placement[job]`` (GPU ids held, else of the last holding). Per-job float columns
+    (``remaining``, ``tau``, ``start_time``, ``finish_time``) are ``array('d')`` sequences, not lists
+    (memory: 8 bytes per job each); a finished job's ``servers`` entry is released to ``()``.
     ``capabilities`` is the set of optional actions enabled (see the module docstring).
     """
 
@@ -400,12 +404,16 @@ class Simulator:
                 alloc: Allocation | None, amounts: np.ndarray | None) -> None:
         """Take ``ids`` (and non-GPU ``amounts``) for ``job``: the ledger side of a start or resize."""
         g = int(ids.size)
+        log = self._gpu_log  # every holding is logged (placement view, records)
+        self._gpu_start[job] = len(log)
+        self._gpu_count[job] = g
         if g == 1 and amounts is None:
             gpu = int(ids[0])
             self.free_per_server[servers[0]] -= 1
             self.gpu_owner[gpu] = job
             self._free_ids[servers[0]].remove(gpu)
             self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
+            log.append(gpu)
         elif g:
             free = self.free_per_server
             for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
@@ -413,9 +421,11 @@ class Simulator:
             self.gpu_owner[ids] = job
             free_ids, gpu_server, work = self._free_ids, self._gpu_server_list, self.gpu_assigned_work
             added = self._iterations[job] * self.nominal_iteration_time(job)
-            for gpu in ids.tolist():
+            id_list = ids.tolist()
+            for gpu in id_list:
                 free_ids[gpu_server[gpu]].remove(gpu)
                 work[gpu] += added
+            log.extend(id_list)
         if amounts is not None:
             self.used[list(servers), 1:] += amounts
             self._amounts[job] = amounts
@@ -426,13 +436,6 @@ class Simulator:
         self.servers[job] = servers
         self._span[job] = len(servers)
         self._held[job] = ids
-        log = self._gpu_log
-        self._gpu_start[job] = len(log)
-        self._gpu_count[job] = g
-        if g == 1:
-            log.append(int(ids[0]))
-        elif g:
-            log.extend(ids.tolist())
 
     def _rate_new_placement(self, job: int, servers: tuple[int, ...]) -> None:
         """Set ``job``'s rate after it took a placement (and re-rate contended neighbours)."""
@@ -931,7 +934,7 @@ class _Placements:
         first = sim._gpu_start[job]
         return np.array(sim._gpu_log[first:first + count], dtype=np.int64)
 
-    def __iter__(self):  # noqa: ANN204 - a plain generator
+    def __iter__(self) -> Iterator[np.ndarray | None]:
         return (self[j] for j in range(len(self)))
 
 
