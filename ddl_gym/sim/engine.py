@@ -43,11 +43,14 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from array import array
+from collections.abc import Iterator
 from typing import Protocol
 
 import numpy as np
 
 from ddl_gym.sim.alloc import Allocation
+from ddl_gym.sim.compact import GpuIdTable, filled_column, float_column, int_column
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import RIGID_ARCHITECTURES, ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import PerformanceModel, RARContentionModel
@@ -82,7 +85,10 @@ class Simulator:
     in arrival order), ``running`` (dict of running jobs in start order), ``free_per_server``,
     ``gpu_owner`` (job index per GPU, ``-1`` free), ``split_count`` (split jobs per server),
     ``num_free``, ``state``, ``used`` (non-GPU resource amounts in use per server; its GPU column
-    stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``.
+    stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``,
+    ``placement[job]`` (GPU ids held, else of the last holding). Per-job float columns
+    (``remaining``, ``tau``, ``start_time``, ``finish_time``) are ``array('d')`` sequences, not lists
+    (memory: 8 bytes per job each); a finished job's ``servers`` entry is released to ``()``.
     ``capabilities`` is the set of optional actions enabled (see the module docstring).
     """
 
@@ -111,10 +117,13 @@ class Simulator:
         self.server_gpus = np.asarray(cluster.gpus_per_server, dtype=np.int64)
         self._server_first_list: list[int] = self.server_first_gpu.tolist()
         self._server_gpus_list: list[int] = list(cluster.gpus_per_server)
-        self._arrival: list[float] = workload.arrival.tolist()
+        # Per-job scalars live in array columns (8 B each, same float64 values; a list of distinct
+        # Python floats costs 32 B per job), so 10^6 jobs fit in a few hundred MB. ``_gpus`` stays a
+        # list: its small ints are shared objects, and list indexing is the faster read.
+        self._arrival = float_column(workload.arrival)
         self._gpus: list[int] = workload.gpus.tolist()
-        self._iterations: list[int] = workload.iterations.tolist()
-        self._weight: list[float] = workload.weight.tolist()
+        self._iterations = int_column(workload.iterations)
+        self._weight = float_column(workload.weight)
         self._max_server_gpus = cluster.max_server_gpus
         # Architecture per job only when some job is not a rigid all-reduce gang (saves 8 B/job otherwise).
         self._elastic: frozenset[int] = frozenset(
@@ -140,20 +149,29 @@ class Simulator:
         self._split_jobs: list[set[int]] = [set() for _ in range(cluster.num_servers)]
         self._split_list: list[int] = [0] * cluster.num_servers  # python mirror of split_count (fast scalar reads)
 
-        self.remaining = [float(f) for f in self._iterations]  # iterations left (banked at `last`)
-        self.tau = [math.inf] * n  # current per-iteration time
-        self._last = [0.0] * n  # time `remaining` was last banked
+        self.remaining = float_column(workload.iterations)  # iterations left (banked at `last`)
+        self.tau = filled_column("d", math.inf, n)  # current per-iteration time
+        self._last = filled_column("d", 0.0, n)  # time `remaining` was last banked
         self._version = [0] * n
         self.contention = [0] * n  # p_j
         # Running jobs with p_j > 0 and the sum of their p_j, kept up to date for observers (the env).
         self.contended_jobs = 0
         self.contention_sum = 0
+        # Servers of a running (or preempted) job; a finished job's entry is released to () and only
+        # its span (number of servers, for the records) is kept.
         self.servers: list[tuple[int, ...]] = [()] * n
         self._server_counts: list[tuple[int, ...]] = [()] * n  # GPUs of the job on each of its servers
-        self.placement: list[np.ndarray | None] = [None] * n
-        self.start_time = [math.nan] * n
-        self.finish_time = [math.nan] * n
-        self._ideal_tau = [math.nan] * n
+        self._span = filled_column("i", 0, n)  # servers of the job's latest holding
+        # GPU ids: a numpy array per job only while it holds them (``_held``); every holding is also
+        # appended to one flat log (``_gpu_start``/``_gpu_count`` point at the latest, count -1 = never),
+        # which ``placement`` and the records read (a numpy array per finished job cost > 100 B).
+        self._held: list[np.ndarray | None] = [None] * n
+        self._gpu_log = array("i")
+        self._gpu_start = filled_column("q", 0, n)
+        self._gpu_count = filled_column("i", -1, n)
+        self.start_time = filled_column("d", math.nan, n)
+        self.finish_time = filled_column("d", math.nan, n)
+        self._ideal_tau = filled_column("d", math.nan, n)
 
         self._heap: list[tuple[float, int, int, int]] = []  # (time, seq, job, version)
         self._wakeups: list[float] = []
@@ -188,6 +206,11 @@ class Simulator:
     def done(self) -> bool:
         """Every job finished or was rejected."""
         return self.num_finished + self.num_rejected == self._n
+
+    @property
+    def placement(self) -> _Placements:
+        """GPU ids per job as numpy arrays: what it holds if running, else its last holding (``None``: never started)."""
+        return _Placements(self)
 
     @property
     def jobs_in_system(self) -> int:
@@ -249,7 +272,7 @@ class Simulator:
         """What ``job`` holds now (``None`` if it holds nothing)."""
         if self.state[job] != RUNNING:
             return None
-        return self._alloc.get(job) or Allocation.rigid(self.placement[job])
+        return self._alloc.get(job) or Allocation.rigid(self._held[job])
 
     def free_resources(self) -> np.ndarray:
         """Free amount of every resource per server, shape ``(servers, resources)`` (GPU column = free GPUs)."""
@@ -381,12 +404,16 @@ class Simulator:
                 alloc: Allocation | None, amounts: np.ndarray | None) -> None:
         """Take ``ids`` (and non-GPU ``amounts``) for ``job``: the ledger side of a start or resize."""
         g = int(ids.size)
+        log = self._gpu_log  # every holding is logged (placement view, records)
+        self._gpu_start[job] = len(log)
+        self._gpu_count[job] = g
         if g == 1 and amounts is None:
             gpu = int(ids[0])
             self.free_per_server[servers[0]] -= 1
             self.gpu_owner[gpu] = job
             self._free_ids[servers[0]].remove(gpu)
             self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
+            log.append(gpu)
         elif g:
             free = self.free_per_server
             for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
@@ -394,9 +421,11 @@ class Simulator:
             self.gpu_owner[ids] = job
             free_ids, gpu_server, work = self._free_ids, self._gpu_server_list, self.gpu_assigned_work
             added = self._iterations[job] * self.nominal_iteration_time(job)
-            for gpu in ids.tolist():
+            id_list = ids.tolist()
+            for gpu in id_list:
                 free_ids[gpu_server[gpu]].remove(gpu)
                 work[gpu] += added
+            log.extend(id_list)
         if amounts is not None:
             self.used[list(servers), 1:] += amounts
             self._amounts[job] = amounts
@@ -405,7 +434,8 @@ class Simulator:
         self._server_counts[job] = counts
         self.num_free -= g
         self.servers[job] = servers
-        self.placement[job] = ids
+        self._span[job] = len(servers)
+        self._held[job] = ids
 
     def _rate_new_placement(self, job: int, servers: tuple[int, ...]) -> None:
         """Set ``job``'s rate after it took a placement (and re-rate contended neighbours)."""
@@ -418,7 +448,7 @@ class Simulator:
                 self._split_list[s] += 1
                 split_count[s] += 1
         if self._contention_free:
-            tau = self.bound.allocation_time(job, self._alloc.get(job) or Allocation.rigid(self.placement[job]))
+            tau = self.bound.allocation_time(job, self._alloc.get(job) or Allocation.rigid(self._held[job]))
             self._ideal_tau[job] = tau
             self._charge_restart(job, tau)
             self._set_rate(job, tau)
@@ -503,7 +533,7 @@ class Simulator:
             raise SimulationError(f"job {job} cannot be resized: it is not running (state {self._state_name(job)})")
         self._bank_progress(job)
         self._bank_holding(job)
-        before = (self.placement[job], self.servers[job], self._server_counts[job], self._alloc.pop(job, None),
+        before = (self._held[job], self.servers[job], self._server_counts[job], self._alloc.pop(job, None),
                   self._amounts.get(job))
         old = self._release(job, keep_running=True)
         try:
@@ -539,7 +569,7 @@ class Simulator:
     def _bank_holding(self, job: int) -> None:
         """Accumulate the GPU-, resource- and compute-seconds of ``job``'s current holding (before it ends early)."""
         elapsed = self.now - self._segment_start.get(job, self.start_time[job])
-        self._banked_gpu_s[job] = self._banked_gpu_s.get(job, 0.0) + self.placement[job].size * elapsed
+        self._banked_gpu_s[job] = self._banked_gpu_s.get(job, 0.0) + self._held[job].size * elapsed
         if job in self._amounts:
             self._banked_resource_s[job] = self._banked_resource_s.get(job, 0.0) + self._amounts[job].sum(axis=0) * elapsed
         self._bank_busy(job)
@@ -549,7 +579,7 @@ class Simulator:
         busy = getattr(self.bound, "busy_gpu_seconds_per_iteration", None) if self._contention_free else None
         if busy is None:
             return
-        alloc = self._alloc.get(job) or Allocation.rigid(self.placement[job])
+        alloc = self._alloc.get(job) or Allocation.rigid(self._held[job])
         elapsed = self.now - self._segment_start.get(job, self.start_time[job])
         tau = self._ideal_tau[job]
         self._banked_busy_gpu_s[job] = self._banked_busy_gpu_s.get(job, 0.0) + busy(job, alloc) * (elapsed / tau)
@@ -559,7 +589,8 @@ class Simulator:
 
         Returns the servers of a split job whose neighbours must be re-rated (contention models), else None.
         """
-        ids = self.placement[job]
+        ids = self._held[job]
+        self._held[job] = None  # the log keeps it (``placement``); _occupy sets the next holding
         servers = self.servers[job]
         counts = self._server_counts[job]
         gpu_servers = self._gpu_servers_of(job)
@@ -687,7 +718,7 @@ class Simulator:
             self.timeline.append((now, job, tau))
 
     def _complete(self, job: int) -> None:
-        ids = self.placement[job]
+        ids = self._held[job]
         servers = self.servers[job]
         generic = self._contention_free or job in self._amounts
         if generic:  # allocations, contention-free rates: the general release
@@ -698,6 +729,7 @@ class Simulator:
                 self.gpu_owner[int(ids[0])] = -1
             else:
                 self.gpu_owner[ids] = -1
+            self._held[job] = None
             self._return_free_ids(ids)
             free = self.free_per_server
             for server, count in zip(servers, self._server_counts[job]):
@@ -726,6 +758,7 @@ class Simulator:
                     self._split_list[s] -= 1
                     split_count[s] -= 1
             self._rerate(self._neighbours(neighbours_of))
+        self.servers[job] = self._server_counts[job] = ()  # released: the records keep only the span
 
     def _return_free_ids(self, ids: np.ndarray) -> None:
         free_ids, gpu_server = self._free_ids, self._gpu_server_list
@@ -762,8 +795,8 @@ class Simulator:
         for j in range(self.workload.num_jobs):
             state = self.state[j]
             if state == RUNNING:
-                gang = self.placement[j].size if j in self._elastic else self._gpus[j]
-                if held[j] != gang or not np.all(owner[self.placement[j]] == j):
+                gang = self._held[j].size if j in self._elastic else self._gpus[j]
+                if held[j] != gang or not np.all(owner[self._held[j]] == j):
                     raise InvariantError(f"gang violated: job {j} holds {held[j]} of its {gang} GPUs")
                 if self.start_time[j] < self._arrival[j]:
                     raise InvariantError(f"job {j} started at {self.start_time[j]} before arrival {self._arrival[j]}")
@@ -797,7 +830,7 @@ class Simulator:
         """Per-job records of the run so far (unfinished jobs have NaN finish)."""
         n = self.workload.num_jobs
         iterations = self.workload.iterations.astype(np.float64)
-        start = np.array(self.start_time, dtype=np.float64)
+        start = np.array(self.start_time, dtype=np.float64)  # array columns: buffer copies, no float objects
         finish = np.array(self.finish_time, dtype=np.float64)
         extended = bool(self._banked_gpu_s or self._last_amounts or self._amounts or self._contention_free
                         or self.num_rejected or self._elastic)
@@ -809,8 +842,8 @@ class Simulator:
             cluster=self.cluster,
             start=start,
             finish=finish,
-            n_servers=np.array([len(s) for s in self.servers], dtype=np.int64),
-            gpu_ids=[tuple(p.tolist()) if p is not None else () for p in self.placement],
+            n_servers=np.array(self._span, dtype=np.int64),
+            gpu_ids=GpuIdTable(self._gpu_log[:], self._gpu_start[:], self._gpu_count[:]),
             ideal_runtime=iterations * np.array(self._ideal_tau, dtype=np.float64) if n else np.zeros(0),
             decisions=self.decisions,
             policy=policy,
@@ -835,7 +868,7 @@ class Simulator:
             holding = self.state[j] in (RUNNING, DONE)
             end = finish[j] if self.state[j] == DONE else now
             since = self._segment_start.get(j, start[j])
-            gpu_s[j] = banked + (self.placement[j].size * (end - since) if holding else 0.0)
+            gpu_s[j] = banked + (self._gpu_count[j] * (end - since) if holding else 0.0)
             if resource_s.shape[1]:
                 amounts = self._amounts.get(j, self._last_amounts.get(j))
                 res = self._banked_resource_s.get(j, 0.0)
@@ -848,7 +881,7 @@ class Simulator:
             for j, v in self._banked_busy_gpu_s.items():
                 busy[j] = v
             for j in self.running:  # the current holding so far
-                alloc = self._alloc.get(j) or Allocation.rigid(self.placement[j])
+                alloc = self._alloc.get(j) or Allocation.rigid(self._held[j])
                 since = self._segment_start.get(j, start[j])
                 busy[j] += self.bound.busy_gpu_seconds_per_iteration(j, alloc) * (now - since) / self._ideal_tau[j]
         return {"rejected": rejected, "preemptions": preemptions, "gpu_seconds": gpu_s,
@@ -862,8 +895,8 @@ class Simulator:
         for key, value in self.__dict__.items():
             if key in shared:
                 twin.__dict__[key] = value
-            elif isinstance(value, np.ndarray):
-                twin.__dict__[key] = value.copy()
+            elif isinstance(value, (np.ndarray, array)):
+                twin.__dict__[key] = value[:] if isinstance(value, array) else value.copy()
             elif key == "_split_jobs":
                 twin.__dict__[key] = [set(s) for s in value]
             elif key == "_free_ids":
@@ -873,6 +906,36 @@ class Simulator:
             else:
                 twin.__dict__[key] = value
         return twin
+
+
+class _Placements:
+    """``Simulator.placement``: job -> GPU ids (int64 array) it holds now, else of its last holding, else None.
+
+    A read-only view: running jobs give the engine's own array (do not mutate it), others a fresh
+    copy from the engine's flat GPU-id log.
+    """
+
+    __slots__ = ("_sim",)
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+
+    def __len__(self) -> int:
+        return self._sim._n
+
+    def __getitem__(self, job: int) -> np.ndarray | None:
+        sim = self._sim
+        held = sim._held[job]
+        if held is not None:
+            return held
+        count = sim._gpu_count[job]
+        if count < 0:
+            return None
+        first = sim._gpu_start[job]
+        return np.array(sim._gpu_log[first:first + count], dtype=np.int64)
+
+    def __iter__(self) -> Iterator[np.ndarray | None]:
+        return (self[j] for j in range(len(self)))
 
 
 class Scheduler(Protocol):

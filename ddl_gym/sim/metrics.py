@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ class SimResult:
         workload, cluster: the inputs.
         start, finish: per-job start and completion time in seconds (NaN if it never ran).
         n_servers: servers each job's workers spanned.
-        gpu_ids: the global GPU indices each job ran on.
+        gpu_ids: the global GPU indices each job ran on (last holding), a tuple per job; read-only.
         ideal_runtime: the job's run time had it run alone on the same placement (no contention).
         decisions: number of scheduling decisions taken (placements started).
         timeline: optional list of ``(time, job, per_iteration_time)`` rate changes (for plots).
@@ -53,7 +54,7 @@ class SimResult:
     start: np.ndarray
     finish: np.ndarray
     n_servers: np.ndarray
-    gpu_ids: list[tuple[int, ...]]
+    gpu_ids: Sequence[tuple[int, ...]]  # a GpuIdTable from the job-level engine (compact), or a list
     ideal_runtime: np.ndarray
     decisions: int = 0
     policy: str = ""
