@@ -92,8 +92,10 @@ BOARDS: tuple[Board, ...] = (
                       *CLASSIC_REFERENCES, "sjf-bco"),
           title="A-SRPT's pipeline (mixed-parallel) jobs: 8 × 8 V100, 10 Gb/s, 200-job windows of a recurring trace "
                 "(the scenario of `DDLCluster-ASRPT-v0`). Reference policies only: no agent is shipped for it yet.",
-          note="`a-srpt-perfect` knows every job's true iteration count (the others use the random forest's "
-               "predictions), so it is an oracle reference, not a policy a scheduler could run."),
+          note="Only `a-srpt` and the SPJF/SPWF/WCS baselines schedule on the random forest's *predicted* iteration "
+               "counts, as in the paper. `a-srpt-perfect` and the classic `sjf`/`srsf` orders rank jobs by their *true* "
+               "iteration counts (clairvoyant), so they are oracle references here, not policies a scheduler could run "
+               "on this trace; `fifo` needs no job sizes."),
 )
 
 
