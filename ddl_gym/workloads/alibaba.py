@@ -64,7 +64,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
-from ddl_gym.workloads.philly import _Rows  # the row validator shared by the trace loaders
+from ddl_gym.workloads.philly import _Rows, iterations_for_durations  # shared by the trace loaders
 from ddl_gym.workloads.synthetic import TABLE_III, ModelSpec, resolve_models
 
 POD_FILE = "openb_pod_list_default.csv"
@@ -217,36 +217,6 @@ def _pod_numbers(names: np.ndarray) -> np.ndarray | None:
     return values if len(np.unique(values)) == len(values) else None
 
 
-def iterations_for_durations(
-    duration_s: np.ndarray, gpus: np.ndarray, model_index: np.ndarray, profiles: tuple[Any, ...], *,
-    cluster: ClusterSpec | None = None, performance_model: Any = None, iteration_time_s: float | None = None,
-) -> np.ndarray:
-    """Iterations that make each job, alone on its most consolidated placement, take ``duration_s``.
-
-    ``iteration_time_s`` fixes the time per iteration; else with ``performance_model`` and ``cluster``
-    it is the job's uncontended per-iteration time on ``ceil(G/largest server)`` servers (as
-    :func:`ddl_gym.workloads.philly.load_philly` does); else the profile's compute time.
-    """
-    n = len(duration_s)
-    if iteration_time_s is not None:
-        if not np.isfinite(iteration_time_s) or iteration_time_s <= 0:
-            raise ConfigError(f"iteration_time_s: must be a finite number > 0, got {iteration_time_s!r}")
-        per_iter = np.full(n, float(iteration_time_s))
-    elif performance_model is not None and cluster is not None:
-        probe = Workload(job_id=np.arange(n), arrival=np.zeros(n), gpus=np.asarray(gpus, dtype=np.int64),
-                         iterations=np.ones(n, dtype=np.int64), model_index=model_index, models=profiles)
-        bound = performance_model.bind(cluster, probe)
-        spans = -(-probe.gpus // cluster.max_server_gpus)
-        per_iter = np.array([bound.iteration_time(j, int(s), 1 if s > 1 else 0) for j, s in enumerate(spans.tolist())],
-                            dtype=np.float64)
-    else:
-        compute = np.array([p.compute_s for p in profiles], dtype=np.float64)
-        if compute.min() <= 0:
-            raise ConfigError("models: every profile needs forward_s + backward_s > 0 to convert durations")
-        per_iter = compute[model_index]
-    return np.maximum(1, np.rint(np.asarray(duration_s, dtype=np.float64) / per_iter)).astype(np.int64)
-
-
 def load_alibaba(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -322,7 +292,8 @@ def load_alibaba(
     profiles = resolve_models(models)
     model_index = generator.integers(0, len(profiles), size=len(idx), dtype=np.int64)
     iterations = iterations_for_durations(pods.duration[idx], pods.gpus[idx], model_index, profiles, cluster=cluster,
-                                          performance_model=performance_model, iteration_time_s=iteration_time_s)
+                                          performance_model=performance_model, iteration_time_s=iteration_time_s,
+                                          where=lambda i: f"{pods.path}: line {int(pods.line[idx[i]])}")
     arrival = pods.creation[idx] - (pods.creation[idx[0]] if idx.size else 0.0)
     workload = Workload(job_id=pods.job_id[idx], arrival=arrival, gpus=pods.gpus[idx], iterations=iterations,
                         model_index=model_index, models=profiles, name=name or "alibaba-v2023")

@@ -42,6 +42,7 @@ import os
 import warnings
 import zlib
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -207,6 +208,46 @@ def _vc_code(values: np.ndarray) -> np.ndarray:
     return codes[inverse.reshape(-1)]
 
 
+def iterations_for_durations(
+    duration_s: np.ndarray, gpus: np.ndarray, model_index: np.ndarray, profiles: tuple[Any, ...], *,
+    cluster: ClusterSpec | None = None, performance_model: Any = None, iteration_time_s: float | None = None,
+    where: Callable[[int], str] = lambda i: f"job {i}",
+) -> np.ndarray:
+    """Iterations that make each job, alone on its most consolidated placement, take ``duration_s``.
+
+    ``iteration_time_s`` fixes the time per iteration; else with ``performance_model`` and ``cluster``
+    it is the job's uncontended per-iteration time on ``ceil(G/largest server)`` servers (the recorded
+    duration includes the job's own communication, so dividing by compute alone would overstate
+    the work); else the profile's compute time. Shared by every trace loader; ``where(i)`` names
+    job ``i``'s row in errors.
+    """
+    n = len(duration_s)
+    if iteration_time_s is not None:
+        if not np.isfinite(iteration_time_s) or iteration_time_s <= 0:
+            raise ConfigError(f"iteration_time_s: must be a finite number > 0, got {iteration_time_s!r}")
+        per_iter = np.full(n, float(iteration_time_s))
+    else:
+        compute = np.array([p.compute_s for p in profiles], dtype=np.float64)
+        if compute.min() <= 0:
+            raise ConfigError("models: every profile needs forward_s + backward_s > 0 to convert durations")
+        per_iter = compute[model_index]
+        if performance_model is not None and cluster is not None:
+            probe = Workload(job_id=np.arange(n), arrival=np.zeros(n), gpus=np.asarray(gpus, dtype=np.int64),
+                             iterations=np.ones(n, dtype=np.int64), model_index=model_index, models=profiles)
+            bound = performance_model.bind(cluster, probe)
+            spans = -(-probe.gpus // cluster.max_server_gpus)
+            per_iter = np.array([bound.iteration_time(j, int(s), 1 if s > 1 else 0)
+                                 for j, s in enumerate(spans.tolist())], dtype=np.float64)
+    iterations_f = np.maximum(1.0, np.rint(np.asarray(duration_s, dtype=np.float64) / per_iter))
+    too_long = iterations_f > FIELD_BOUNDS["iterations"].high
+    if too_long.any():  # a tiny iteration time turns a long job into more iterations than int64 holds safely
+        i = int(np.flatnonzero(too_long)[0])
+        raise ConfigError(f"{where(i)}: duration {float(duration_s[i]):g} s at {per_iter[i]:g} s per iteration is "
+                          f"{iterations_f[i]:.3g} iterations, more than the {FIELD_BOUNDS['iterations'].high:.0e} "
+                          "allowed; check iteration_time_s / the model profiles")
+    return iterations_f.astype(np.int64)
+
+
 @overload
 def load_philly(
     path: str | os.PathLike[str] | None = ..., *, table: Table | None = ...,
@@ -345,31 +386,9 @@ def load_philly(
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0 if rng is None else rng)
     profiles = resolve_models(models)
     model_index = generator.integers(0, len(profiles), size=len(idx), dtype=np.int64)
-    if iteration_time_s is not None:
-        if not np.isfinite(iteration_time_s) or iteration_time_s <= 0:
-            raise ConfigError(f"iteration_time_s: must be a finite number > 0, got {iteration_time_s!r}")
-        per_iter = np.full(len(idx), float(iteration_time_s))
-    else:
-        compute = np.array([p.compute_s for p in profiles], dtype=np.float64)
-        if compute.min() <= 0:
-            raise ConfigError("models: every profile needs forward_s + backward_s > 0 to convert durations")
-        per_iter = compute[model_index]
-    if performance_model is not None and cluster is not None and iteration_time_s is None:
-        # The recorded duration includes the job's own communication: divide by its uncontended
-        # per-iteration time on the most consolidated placement, not by the compute time alone.
-        probe = Workload(job_id=np.arange(len(idx)), arrival=np.zeros(len(idx)), gpus=gpus[idx].astype(np.int64),
-                         iterations=np.ones(len(idx), dtype=np.int64), model_index=model_index, models=profiles)
-        bound = performance_model.bind(cluster, probe)
-        spans = -(-probe.gpus // cluster.max_server_gpus)
-        per_iter = np.array([bound.iteration_time(j, int(n), 1 if n > 1 else 0) for j, n in enumerate(spans.tolist())])
-    iterations_f = np.maximum(1.0, np.rint(duration[idx] / per_iter))
-    too_long = iterations_f > FIELD_BOUNDS["iterations"].high
-    if too_long.any():  # a tiny iteration time turns a long job into more iterations than int64 holds safely
-        i = int(np.flatnonzero(too_long)[0])
-        raise ConfigError(f"{file}: line {int(rows.lines[idx[i]])}: duration {duration[idx[i]]:g} s at "
-                          f"{per_iter[i]:g} s per iteration is {iterations_f[i]:.3g} iterations, more than the "
-                          f"{FIELD_BOUNDS['iterations'].high:.0e} allowed; check iteration_time_s / the model profiles")
-    iterations = iterations_f.astype(np.int64)
+    iterations = iterations_for_durations(
+        duration[idx], gpus[idx], model_index, profiles, cluster=cluster, performance_model=performance_model,
+        iteration_time_s=iteration_time_s, where=lambda i: f"{file}: line {int(rows.lines[idx[i]])}")
 
     arrival = t[idx] - (t[idx[0]] if idx.size else 0.0)
     workload = Workload(

@@ -6,7 +6,7 @@ episode draws a window start uniformly among the jobs of the chosen split that f
 cluster, takes the next ``num_jobs`` such jobs, rebases their arrivals to 0, multiplies arrivals
 by ``time_scale``, draws one model profile per job from the episode's generator and derives
 iterations so that each job alone on its most consolidated placement takes its recorded duration
-(:func:`ddl_gym.workloads.alibaba.iterations_for_durations`). The trace is read once per process
+(:func:`ddl_gym.workloads.philly.iterations_for_durations`). The trace is read once per process
 (per file, table, split and fractional mode) and shared by every cluster.
 
 Traces (any file in these formats; by default the training slices under ``../shared/traces`` or
@@ -65,7 +65,8 @@ from typing import Any
 import numpy as np
 
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
-from ddl_gym.workloads.alibaba import FRACTIONAL_MODES, AlibabaPods, iterations_for_durations
+from ddl_gym.workloads.alibaba import FRACTIONAL_MODES, AlibabaPods
+from ddl_gym.workloads.philly import iterations_for_durations
 from ddl_gym.workloads.synthetic import TABLE_III, resolve_models
 
 TRACES: tuple[str, ...] = ("philly", "alibaba")
