@@ -2,10 +2,9 @@
 
 Run ``python scripts/bench.py [--quick] [--json PATH]`` or ``ddl-gym bench [--quick]``. Prints:
 
-(a) environment steps per second on the default scenario with random *valid* actions (masks):
-    one process (``gym.make("ddl_gym:DDLCluster-v0")``), and two SB3 ``SubprocVecEnv`` workers
-    (masks fetched with ``env_method("action_masks")`` every step, as MaskablePPO does); plus
-    CartPole-v1 in the same run, and the ratio (goal: at least 1/6 of CartPole's rate).
+(a) the env benchmark (``scripts/bench_env.py``, section ``env``): ``DDLCluster-v0`` steps per
+    CPU-second against CartPole-v1 in the same run, vector envs and MCTS, with min/median/max over
+    repeats and the previous code's figures.
 (b) simulated jobs per second of ``fifo+pack`` on the full Philly RFold table (scenario
     ``philly``, skipped if the trace is absent) and on a 100,000-job synthetic workload on
     1,024 GPUs with the contention model on (goal: >= 20,000 jobs/s), once at a steady offered
@@ -18,8 +17,8 @@ Run ``python scripts/bench.py [--quick] [--json PATH]`` or ``ddl-gym bench [--qu
     100k jobs on 1,024 GPUs, growth n·log n), and fifo+pack at 100k jobs on 65,536 GPUs.
 (e) peak RSS of 10^6 jobs with contention on 1,024 GPUs (fifo+pack, load 0.9), measured in a
     child process with ``resource.getrusage`` (goal < 500 MB).
-(f) the task-level engine (``scripts/bench_tasklevel.py``) and, if present, the env benchmark
-    (``scripts/bench_env.py``), each through its ``run(quick)`` / ``format_report``.
+(f) the task-level engine (``scripts/bench_tasklevel.py``). Sections (a) and (f) run their scripts
+    through ``run(quick)`` / ``format_report``.
 
 Single-process rates are given per wall-clock second and per CPU second of this process
 (``time.process_time``); the CPU figure is the one to compare on a shared, busy machine.
@@ -42,8 +41,10 @@ from typing import Any
 
 import numpy as np
 
-ENV_ID = "ddl_gym:DDLCluster-v0"
 GBPS = 1e9 / 8
+#: Sections run by separate scripts in ``scripts/`` (their ``run(quick)`` / ``format_report``).
+SUB_BENCHES: dict[str, str] = {"env": "bench_env", "tasklevel": "bench_tasklevel"}
+SECTIONS: tuple[str, ...] = ("env", "engine", "families", "memory", "tasklevel")
 PAI_NOTE = "the Alibaba PAI simulator does ~180-390 jobs/s with no network model"
 
 
@@ -55,80 +56,6 @@ def _rates(count: int, run: Callable[[], None]) -> dict[str, float]:
             "per_s": count / wall, "per_cpu_s": count / max(cpu, 1e-9)}
 
 
-# ============================================================================ (a) env steps/s
-def env_steps_per_second(env_id: str = ENV_ID, steps: int = 20_000, seed: int = 0) -> dict[str, float]:
-    """Steps/s of one env in this process with random valid actions (resets included)."""
-    import gymnasium as gym
-
-    env = gym.make(env_id)
-    env.action_space.seed(seed)
-    state = {"info": env.reset(seed=seed)[1], "episode": 0}
-
-    def loop() -> None:
-        info = state["info"]
-        for _ in range(steps):
-            mask = info.get("action_mask")
-            action = env.action_space.sample(mask=mask) if mask is not None else env.action_space.sample()
-            _, _, terminated, truncated, info = env.step(action)
-            if terminated or truncated:
-                state["episode"] += 1
-                _, info = env.reset(seed=seed + state["episode"])
-
-    figures = _rates(steps, loop)
-    env.close()
-    return figures
-
-
-def subproc_steps_per_second(env_id: str = ENV_ID, n_envs: int = 2, steps: int = 10_000,
-                             seed: int = 0) -> dict[str, float] | None:
-    """Total env steps/s (wall clock) of ``n_envs`` SB3 SubprocVecEnv workers, masked random actions.
-
-    Returns ``None`` if stable-baselines3 is not installed.
-    """
-    try:
-        from stable_baselines3.common.env_util import make_vec_env
-        from stable_baselines3.common.vec_env import SubprocVecEnv
-    except ImportError:
-        return None
-    vec = make_vec_env(env_id, n_envs=n_envs, seed=seed, vec_env_cls=SubprocVecEnv, env_kwargs={"render_mode": None})
-    rng = np.random.default_rng(seed)
-    iterations = max(1, steps // n_envs)
-
-    def loop() -> None:
-        for _ in range(iterations):
-            masks = vec.env_method("action_masks")
-            vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
-
-    try:
-        vec.reset()
-        figures = _rates(iterations * n_envs, loop)
-    finally:
-        vec.close()
-    return figures
-
-
-def cartpole_steps_per_second(steps: int = 100_000, seed: int = 0) -> dict[str, float]:
-    """Steps/s of Gymnasium's CartPole-v1 with random actions (same loop as the env bench)."""
-    import gymnasium as gym
-
-    env = gym.make("CartPole-v1")
-    env.action_space.seed(seed)
-    env.reset(seed=seed)
-
-    def loop() -> None:
-        episode = 0
-        for _ in range(steps):
-            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-            if terminated or truncated:
-                episode += 1
-                env.reset(seed=seed + episode)
-
-    figures = _rates(steps, loop)
-    env.close()
-    return figures
-
-
-# ============================================================================ (b, c) simulator jobs/s
 def synthetic_case(num_gpus: int, num_jobs: int, load: float = 0.7, seed: int = 0,
                    gpus_per_server: int = 4) -> tuple[Any, Any, Any]:
     """A cluster of ``num_gpus`` GPUs and a paper-mix workload offered at ``load`` of its capacity."""
@@ -262,40 +189,27 @@ def _sub_bench(name: str, quick: bool) -> tuple[Any, dict[str, Any]] | str:
 
 # ============================================================================ report
 def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
-        sections: Sequence[str] = ("env", "engine", "families", "memory", "tasklevel", "bench_env")) -> dict[str, Any]:
+        sections: Sequence[str] = SECTIONS) -> dict[str, Any]:
     """All figures as a dict (see the module docstring); ``sections`` picks the parts to run."""
     report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine(),
                               "sections": list(sections)}
-    if "env" in sections or "engine" in sections:
-        report.update(_run_env_engine(quick, load, saturated_load, sections))
+    if "engine" in sections:
+        report.update(_run_engine(quick, load, saturated_load))
     if "families" in sections:
         report["families"] = family_scaling(quick, saturated_load)
     if "memory" in sections:
         report["memory"] = peak_rss(100_000 if quick else 1_000_000, load=saturated_load)
-    for name in ("tasklevel", "bench_env"):
+    for name, script in SUB_BENCHES.items():
         if name in sections:
-            sub = _sub_bench("bench_tasklevel" if name == "tasklevel" else name, quick)
+            sub = _sub_bench(script, quick)
             report[name] = sub if isinstance(sub, str) else sub[1]
             if not isinstance(sub, str):
                 report[f"{name}_text"] = sub[0].format_report(sub[1])
     return report
 
 
-def _run_env_engine(quick: bool, load: float, saturated_load: float, sections: Sequence[str]) -> dict[str, Any]:
+def _run_engine(quick: bool, load: float, saturated_load: float) -> dict[str, Any]:
     report: dict[str, Any] = {}
-    if "env" in sections:
-        env_steps = 3_000 if quick else 30_000
-        try:
-            report["env"] = env_steps_per_second(steps=env_steps)
-            report["subproc2"] = subproc_steps_per_second(steps=env_steps // 2)
-        except ImportError as exc:  # a broken install is worth a note, not a crash
-            report["env_note"] = f"env unavailable: {exc}"
-        report["cartpole"] = cartpole_steps_per_second(steps=20_000 if quick else 200_000)
-        if "env" in report:
-            report["env_to_cartpole_cpu"] = report["env"]["per_cpu_s"] / report["cartpole"]["per_cpu_s"]
-            report["env_to_cartpole_wall"] = report["env"]["per_s"] / report["cartpole"]["per_s"]
-    if "engine" not in sections:
-        return report
     report["philly"] = "skipped in --quick" if quick else philly_jobs_per_second()
     big_jobs = 20_000 if quick else 100_000
     report["synthetic"] = [
@@ -317,15 +231,13 @@ def format_report(report: dict[str, Any]) -> str:
     """Markdown tables of :func:`run`'s figures."""
     lines = [f"# ddl-gym benchmark{' (quick)' if report['quick'] else ''}", "",
              f"Python {report['python']} on {report['machine']}."]
-    if "cartpole" in report:
-        lines += ["", *_format_env(report)]
     if "synthetic" in report:
         lines += ["", *_format_engine(report)]
     if "families" in report:
         lines += ["", *_format_families(report["families"])]
     if "memory" in report:
         lines += ["", *_format_memory(report["memory"])]
-    for name, title in (("tasklevel", "task-level engine"), ("bench_env", "env")):
+    for name, title in (("env", "env"), ("tasklevel", "task-level engine")):
         if name in report:
             lines += ["", report.get(f"{name}_text") or f"## {title}: {report[name]}"]
     return "\n".join(lines)
@@ -367,27 +279,6 @@ def _format_memory(mem: dict[str, Any]) -> list[str]:
             f"{_fmt(mem['jobs_per_cpu_s'])} jobs/CPU-s: {verdict} the goal of < {RSS_GOAL_MB} MB."]
 
 
-def _format_env(report: dict[str, Any]) -> list[str]:
-    lines = ["## (a) Environment steps per second (default scenario, random valid actions)", "",
-             "| environment | steps/s (wall) | steps/CPU-s |", "|---|---:|---:|"]
-    if "env" in report:
-        env = report["env"]
-        lines.append(f"| DDLCluster-v0, 1 process | {_fmt(env['per_s'])} | {_fmt(env['per_cpu_s'])} |")
-        sub = report.get("subproc2")
-        lines.append("| DDLCluster-v0, 2 × SB3 SubprocVecEnv, total | "
-                     + (f"{_fmt(sub['per_s'])} | – |" if sub else "n/a (stable-baselines3 missing) | – |"))
-    else:
-        lines.append(f"| DDLCluster-v0 | {report.get('env_note', 'n/a')} | – |")
-    cart = report["cartpole"]
-    lines.append(f"| CartPole-v1, 1 process | {_fmt(cart['per_s'])} | {_fmt(cart['per_cpu_s'])} |")
-    if "env_to_cartpole_cpu" in report:
-        ratio = report["env_to_cartpole_cpu"]
-        verdict = "meets" if ratio >= 1 / 6 else "below"
-        lines += ["", f"DDLCluster-v0 / CartPole-v1 = {ratio:.3f} per CPU-second "
-                      f"({report['env_to_cartpole_wall']:.3f} wall): {verdict} the goal of >= 1/6 = 0.167."]
-    return lines
-
-
 def _format_engine(report: dict[str, Any]) -> list[str]:
     lines = ["## (b) Simulated jobs per second, fifo+pack, contention model on", "",
               "| workload | GPUs | jobs | jobs/s (wall) | jobs/CPU-s | GPU alloc util | avg queue (s) | avg slowdown |",
@@ -427,11 +318,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--load", type=float, default=0.7, help="steady offered load of synthetic workloads (0.7)")
     parser.add_argument("--saturated-load", type=float, default=0.9, help="saturated offered load (0.9)")
-    parser.add_argument("--sections", default="env,engine,families,memory,tasklevel,bench_env",
-                        help="comma-separated parts to run (env, engine, families, memory, tasklevel, bench_env)")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma-separated parts to run ({', '.join(SECTIONS)})")
     args = parser.parse_args(argv)
     sections = [x.strip() for x in args.sections.split(",") if x.strip()]
-    unknown = sorted(set(sections) - {"env", "engine", "families", "memory", "tasklevel", "bench_env"})
+    unknown = sorted(set(sections) - set(SECTIONS))
     if unknown:
         parser.error(f"unknown section(s) {', '.join(unknown)}")
     report = run(quick=args.quick, load=args.load, saturated_load=args.saturated_load, sections=sections)
