@@ -47,7 +47,7 @@ import numpy as np
 
 from ddl_gym.baselines.a_online_mincost import FAST, LITERAL, JobRates, Market, Schedule, _Windows
 from ddl_gym.baselines.aonline_common import (
-    catalogue_arrays, job_rates, require_aonline, run_with_extras, schedule_allocation,
+    SelfDrivingPolicy, catalogue_arrays, job_rates, require_aonline, schedule_allocation,
 )
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ARCH_PS, ConfigError
@@ -82,7 +82,7 @@ class _Plan:
 
 
 @dataclass
-class AOnlinePolicy:
+class AOnlinePolicy(SelfDrivingPolicy):
     """A-Online as a native scheduler (see the module docstring for every option).
 
     Args:
@@ -125,8 +125,6 @@ class AOnlinePolicy:
             raise ConfigError("a-online: paper_alpha must be >= 1")
 
     # ------------------------------------------------------------------ harness entry points
-    def run_episode(self, scenario: Any, cluster: Any, workload: Any, rng: np.random.Generator):
-        return run_with_extras(self, scenario, cluster, workload, rng)
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         cluster, workload = sim.cluster, sim.workload

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import alloc_use, fixed_config, place_fixed, require_aonline, run_with_extras
+from ddl_gym.baselines.aonline_common import SelfDrivingPolicy, alloc_use, fixed_config, place_fixed, require_aonline
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
 
 
-class AntMan:
+class AntMan(SelfDrivingPolicy):
     capabilities = frozenset({"preempt"})
 
     def __init__(self, wait_slots: float = 1.0, preempt_overhead_slots: float = 0.1, name: str = "antman") -> None:
@@ -35,8 +35,6 @@ class AntMan:
         self.overhead_s = preempt_overhead_slots * SLOT_SECONDS
         self.name = name
 
-    def run_episode(self, scenario: Any, cluster: Any, workload: Any, rng: np.random.Generator):
-        return run_with_extras(self, scenario, cluster, workload, rng)
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         require_aonline(self.name, sim.workload, sim.cluster)

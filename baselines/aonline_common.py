@@ -81,6 +81,17 @@ def run_with_extras(policy: Any, scenario: Any, cluster: ClusterSpec, workload: 
     return result
 
 
+class SelfDrivingPolicy:
+    """Base of the A-Online world's policies: ``run_episode`` = :func:`run_with_extras` (native loop + extras)."""
+
+    name = "?"
+    capabilities: frozenset = frozenset()
+
+    def run_episode(self, scenario: Any, cluster: ClusterSpec, workload: Workload,
+                    rng: np.random.Generator) -> SimResult:
+        return run_with_extras(self, scenario, cluster, workload, rng)
+
+
 # ----------------------------------------------------------------------------- baseline placement
 def place_fixed(sim: Simulator, job: int, m: int, p: int, workers: int, arch: int,
                 free: np.ndarray | None = None) -> Allocation | None:

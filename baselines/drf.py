@@ -13,23 +13,19 @@ stops the whole round at the first failure.
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import alloc_use, ideal_of, require_aonline, run_with_extras, worker_room
+from ddl_gym.baselines.aonline_common import SelfDrivingPolicy, ideal_of, require_aonline, worker_room
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ARCH_PS
 from ddl_gym.sim.perf_aonline import ps_count_for_bandwidth
 
 
-class DominantResourceFairness:
+class DominantResourceFairness(SelfDrivingPolicy):
     name = "drf"
-    capabilities: frozenset = frozenset()
 
-    def run_episode(self, scenario: Any, cluster: Any, workload: Any, rng: np.random.Generator):
-        return run_with_extras(self, scenario, cluster, workload, rng)
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         require_aonline(self.name, sim.workload, sim.cluster)

@@ -10,20 +10,16 @@ Named ``fifo-mr`` so it does not clash with the classic ``fifo+<rule>`` family.
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import fixed_config, place_fixed, require_aonline, run_with_extras
+from ddl_gym.baselines.aonline_common import SelfDrivingPolicy, fixed_config, place_fixed, require_aonline
 from ddl_gym.sim.engine import Simulator
 
 
-class FifoMultiResource:
+class FifoMultiResource(SelfDrivingPolicy):
     name = "fifo-mr"
-    capabilities: frozenset = frozenset()
 
-    def run_episode(self, scenario: Any, cluster: Any, workload: Any, rng: np.random.Generator):
-        return run_with_extras(self, scenario, cluster, workload, rng)
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         require_aonline(self.name, sim.workload, sim.cluster)

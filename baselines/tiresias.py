@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 
 from ddl_gym.baselines.aonline_common import (
-    alloc_use, fixed_config, normalised_footprint, place_fixed, require_aonline, run_with_extras,
+    SelfDrivingPolicy, alloc_use, fixed_config, normalised_footprint, place_fixed, require_aonline,
 )
 from ddl_gym.sim.engine import RUNNING, Simulator
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
 
 
-class Tiresias:
+class Tiresias(SelfDrivingPolicy):
     capabilities = frozenset({"preempt"})
 
     def __init__(self, variant: str = "srsf", preempt_overhead_slots: float = 0.1,
@@ -47,8 +47,6 @@ class Tiresias:
         self.solve_starvation = float(solve_starvation)
         self.name = name or ("tiresias" if variant == "srsf" else "tiresias-dlas")
 
-    def run_episode(self, scenario: Any, cluster: Any, workload: Any, rng: np.random.Generator):
-        return run_with_extras(self, scenario, cluster, workload, rng)
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
         require_aonline(self.name, sim.workload, sim.cluster)

@@ -214,7 +214,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if presets:
         print("\nTraining presets (ddl-gym train --preset NAME):")
         _print_rows(presets)
-    from ddl_gym.leaderboard import SHIPPED_AGENTS
+    from ddl_gym.agents.shipped import SHIPPED_AGENTS
 
     shipped = {str((REPO_ROOT / a.path).resolve()) for a in SHIPPED_AGENTS.values()}
     print("\nShipped agents (--policies NAME):")

@@ -71,8 +71,6 @@ class Board:
     seeds: tuple[int, ...] = HELD_OUT_SEEDS
 
 
-from ddl_gym.agents.shipped import SHIPPED_AGENTS  # noqa: E402  (short name -> committed agent)
-
 _TRANSFER_NOTE = ("`agent-transfer` never trained on these episodes: its training episodes were `transfer-train` seeds "
                   "30000–30299 (Philly/Alibaba windows from the *training* splits only) and `default` seeds "
                   "20000–20059; see `leaderboard/agents/README.md`.")
