@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ddl_gym.cliargs import OneLineParser, UsageError, bounded_int, seed_list_type, seeds_type, workers_type
+from ddl_gym.cliargs import OneLineParser, UsageError, seed_list_type, seeds_type, workers_type
 from ddl_gym.reproduce import REPRODUCTIONS  # name -> module; the registry is ddl_gym/reproduce/__init__.py
 from ddl_gym.sim.model import ConfigError
 

@@ -295,7 +295,6 @@ def mcts_scenario() -> Any:
 def mcts(repeats: int, quick: bool) -> dict[str, Any]:
     """Figures (c): seconds per searched decision for a whole small-scenario episode."""
     from ddl_gym.agents.mcts import make_mcts_policy
-    from ddl_gym.scenarios import get_scenario
 
     sims = 4 if quick else 8
     scenario = mcts_scenario()

@@ -21,7 +21,7 @@ from ddl_gym.sim.perf_aonline import (
     SLOT_SECONDS, AOnlinePSModel, AOnlineProfile, AOnlineRAModel, duration_slots, ps_rate, ra_rate,
 )
 from ddl_gym.workloads.aonline import AOnlineSetup, make_aonline_scenario
-from tests.conftest import make_cluster, make_workload
+from tests.conftest import make_workload
 
 # Spec C1.5 worked example: v = 0.01 slot, U = 50 ms, π = 100 MB, b = 1 Gb/s, EDK = 60·10·20.
 V, U, PI, B_GBPS, EDK = 0.01, 0.05 / 3600, 100e6, 1.0, 12_000

@@ -6,7 +6,6 @@ g = 8, B_inter = 10 Gb/s, B_intra = 300 GB/s, S = 3 stages of 2 replicas.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from ddl_gym.sim.alloc import Allocation

@@ -71,7 +71,7 @@ def test_portable_features_match_their_definitions(scenario: str) -> None:
         sim = env.sim
         cluster, slots, glob = _split(env, obs)
         free = sim.free_per_server
-        S, G, M = free.size, sim.cluster.num_gpus, sim.cluster.max_server_gpus
+        G, M = sim.cluster.num_gpus, sim.cluster.max_server_gpus
         for g in (1, 2, 4, 8):
             assert cluster[f"servers_free_{g}"] == pytest.approx(np.mean(free >= g), abs=1e-6)
         assert cluster["servers_empty"] == pytest.approx(np.mean(free == sim.server_gpus), abs=1e-6)

@@ -54,7 +54,6 @@ from ddl_gym.cliargs import (
 from ddl_gym.reproduce.verdict import (
     RULE,
     Claim,
-    Verdict,
     all_of,
     best_of,
     compare,
