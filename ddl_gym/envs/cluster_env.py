@@ -345,19 +345,7 @@ class DDLClusterEnv(SimulatorEnv):
         limit = self._decision_limit
         truncated = limit is not None and self._steps >= limit and not terminated
         obs = self._observe_portable() if self._size_free_observation else self._observe_legacy()
-        mask = self._mask_cache.get(self._mask_key)
-        if mask is None:
-            mask = self._mask_array()
-        info = {
-            "action_mask": mask.copy(),
-            "invalid_action": invalid,
-            "executed_action": self._executed,
-            "sim_time": float(sim.now),
-            "queue_length": len(sim.queue),
-            "running_jobs": len(sim.running),
-            "finished_jobs": sim.num_finished,
-            "window_jobs": list(self._window),
-        }
+        info = self._info(invalid)
         if terminated or truncated:
             info["metrics"] = sim.result().summary()
         return obs, float(reward), terminated, truncated, info
@@ -704,7 +692,7 @@ class DDLClusterEnv(SimulatorEnv):
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim
         assert sim is not None
-        return {  # keep in step with the copy inlined in step()
+        return {
             "action_mask": self._mask_array().copy(),
             "invalid_action": invalid,
             "executed_action": self._executed,
