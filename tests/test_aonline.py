@@ -343,3 +343,17 @@ def test_shipped_elastic_agent_runs_in_the_harness():
     result = policy.run_episode(scenario, cluster, workload, np.random.default_rng(0))
     assert result.completed and result.policy == "aonline-ppo"
     assert result.summary()["weighted_completion"] >= trivial_lower_bound(cluster, workload) * SLOT_SECONDS
+
+
+@pytest.mark.parametrize("action", [1.0, True, np.array([1]), "1"])
+def test_elastic_env_refuses_non_integer_actions_by_name(action):
+    """Like the other envs: a float, bool, array or string is a named error, never a silent int()."""
+    from ddl_gym.envs.base import InvalidActionError
+    from ddl_gym.envs.elastic_env import DDLClusterElasticEnv
+
+    env = DDLClusterElasticEnv("aonline-ps-small")
+    env.reset(seed=0)
+    with pytest.raises(InvalidActionError, match="DDLClusterElastic.step"):
+        env.step(action)
+    obs, _, _, _, info = env.step(np.int64(0))  # NumPy integers stay accepted
+    assert obs.shape == env.observation_space.shape and not info["invalid_action"]

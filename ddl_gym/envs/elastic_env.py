@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ddl_gym.envs.base import SimulatorEnv
+from ddl_gym.envs.base import SimulatorEnv, action_index
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
@@ -179,8 +179,9 @@ class DDLClusterElasticEnv(SimulatorEnv):
             raise gym.error.ResetNeeded("call reset() before step()")
         sim = self.sim
         before = self._objective_area()
+        if type(action) is not int:  # the rule every env follows: no silent int(1.7) == 1
+            action = action_index(action, int(self.action_space.n), "DDLClusterElastic")
         mask = self.action_masks()
-        action = int(action)
         invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
         if not invalid and not sim.done:
             if action == 0:
