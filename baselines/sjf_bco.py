@@ -267,7 +267,7 @@ class SJFBCOPolicy:
                 f"{self.name}: SJF-BCO is offline (all jobs at t=0) but workload {w.name!r} has arrivals up to "
                 f"{float(w.arrival.max()):.1f}s; use online='replan'"
             )
-        if not hasattr(sim.bound, "iteration_time"):  # SJF-BCO's bounds need τ(servers, contention) (§4.1 eq. 8)
+        if getattr(sim.bound, "contention_free", False):  # SJF-BCO's bounds need τ(servers, contention) (§4.1 eq. 8)
             raise ConfigError(f"{self.name}: SJF-BCO plans with the per-(servers, contention) all-reduce model; "
                               f"workload {w.name!r} runs on {type(sim.model).__name__}")
         self._rng = rng

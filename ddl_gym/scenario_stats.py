@@ -80,13 +80,13 @@ def offered_load(cluster: ClusterSpec, workload: Workload, model: PerformanceMod
     window = float(workload.arrival.max() - workload.arrival.min()) if workload.num_jobs else 0.0
     if window <= 0:
         return math.nan
-    if hasattr(model.bind(cluster, workload), "iteration_time"):
-        runtimes = minimal_runtimes(cluster, workload, model)
-    else:
+    if getattr(model.bind(cluster, workload), "contention_free", False):  # the engine's own model-kind flag
         from ddl_gym.sim.engine import Simulator
         from ddl_gym.sim.priority import nominal_runtimes
 
         runtimes = nominal_runtimes(Simulator(cluster, workload, model))
+    else:
+        runtimes = minimal_runtimes(cluster, workload, model)
     work = float((workload.gpus * runtimes).sum())
     return work / (cluster.num_gpus * window)
 
