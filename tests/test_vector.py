@@ -16,8 +16,12 @@ def _greedy(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([int(rng.choice(np.flatnonzero(m))) for m in masks])
 
 
-def test_gymnasium_batched_env_matches_single_envs_with_next_step_autoreset() -> None:
-    envs = BatchedVectorEnv(ENV_ID, num_envs=3, num_workers=2, env_kwargs={"window": 4})
+@pytest.mark.parametrize("step_in_parent", [False, True], ids=["workers", "parent-steps-a-share"])
+def test_gymnasium_batched_env_matches_single_envs_with_next_step_autoreset(step_in_parent: bool) -> None:
+    envs = BatchedVectorEnv(ENV_ID, num_envs=3, num_workers=2, env_kwargs={"window": 4},
+                            step_in_parent=step_in_parent)
+    # With step_in_parent, rows 0-1 are stepped in this process and row 2 in the one worker process.
+    assert len(envs._pool._procs) == (1 if step_in_parent else 2)
     try:
         assert envs.metadata["autoreset_mode"].name == "NEXT_STEP"
         singles = [DDLClusterEnv("small", window=4) for _ in range(3)]
@@ -56,11 +60,12 @@ def test_gymnasium_batched_env_matches_single_envs_with_next_step_autoreset() ->
     envs.close()  # idempotent
 
 
-def test_sb3_batched_vec_env_matches_single_envs_with_same_step_autoreset() -> None:
+@pytest.mark.parametrize("step_in_parent", [False, True], ids=["workers", "parent-steps-a-share"])
+def test_sb3_batched_vec_env_matches_single_envs_with_same_step_autoreset(step_in_parent: bool) -> None:
     pytest.importorskip("stable_baselines3")
     from ddl_gym.envs.vector import BatchedSubprocVecEnv
 
-    venv = BatchedSubprocVecEnv(ENV_ID, num_envs=2, num_workers=2)
+    venv = BatchedSubprocVecEnv(ENV_ID, num_envs=2, num_workers=2, step_in_parent=step_in_parent)
     try:
         singles = [DDLClusterEnv("small") for _ in range(2)]
         venv.seed(3)

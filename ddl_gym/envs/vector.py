@@ -25,7 +25,12 @@ Two front ends over the same workers:
       model = MaskablePPO("MlpPolicy", venv)   # call torch.set_num_threads(1) first on few cores
 
 Measured speeds (``python scripts/bench_env.py``) are in that script's report. Rules of thumb:
-use as many workers as free cores, and at least 4 envs per worker so that messaging is amortised.
+use as many workers as free cores, at least 4 envs per worker so that messaging is amortised, and
+``step_in_parent=True`` when the calling process would otherwise sit idle while the workers step
+(a plain rollout loop, or PPO collecting rollouts): the caller then steps one share itself and
+only ``num_workers - 1`` processes are started, so ``num_workers`` = cores keeps every core busy::
+
+      envs = BatchedVectorEnv("ddl_gym:DDLCluster-v0", num_envs=16, num_workers=2, step_in_parent=True)
 Results are identical to stepping the same envs one by one in one process (same seeds, same
 actions), which the tests check. Only ``Box`` observations and ``Discrete`` actions are supported.
 """
@@ -90,83 +95,109 @@ def _make_env(env_id: str, env_kwargs: dict[str, Any]) -> gym.Env:
     return gym.make(env_id, **env_kwargs)
 
 
+class _EnvGroup:
+    """Sub-envs ``first .. first+count-1``, stepped in the current process into the shared buffers.
+
+    A worker process owns one group; with ``step_in_parent`` the calling process owns one too and
+    steps it while the worker processes step theirs.
+    """
+
+    def __init__(self, envs: list[gym.Env], bufs: dict[str, np.ndarray], first: int, same_step: bool) -> None:
+        self.envs = envs
+        self.first = first
+        self.count = len(envs)
+        self.same_step = same_step
+        self.rows = slice(first, first + self.count)
+        self.obs_b, self.rew_b, self.term_b, self.trunc_b = bufs["obs"], bufs["reward"], bufs["terminated"], bufs["truncated"]
+        self.mask_b, self.has_mask_b, self.act_b = bufs["mask"], bufs["has_mask"], bufs["actions"]
+        self.info_b = [(name, bufs[f"info_{name}"]) for name, _ in INFO_FIELDS]
+        self.done = [False] * self.count  # next-step autoreset: this env ended on the previous step
+
+    def _write_state(self, i: int, obs: Any, info: dict[str, Any]) -> None:
+        self.obs_b[i] = obs
+        mask = info.get("action_mask")
+        if mask is not None:
+            self.mask_b[i] = mask
+            self.has_mask_b[i] = True
+
+    def step(self) -> dict[int, dict[str, Any]]:
+        """Step every env with its action from the buffer; returns end-of-episode extras by row."""
+        extra: dict[int, dict[str, Any]] = {}
+        actions = self.act_b[self.rows].tolist()
+        rewards, terms, truncs = [], [], []
+        fields: list[list[Any]] = [[] for _ in self.info_b]
+        done, same_step = self.done, self.same_step
+        for k, env in enumerate(self.envs):
+            i = self.first + k
+            if done[k] and not same_step:  # next-step autoreset: ignore the action
+                obs, info = env.reset()
+                reward, terminated, truncated = 0.0, False, False
+                done[k] = False
+            else:
+                obs, reward, terminated, truncated, info = env.step(actions[k])
+                if terminated or truncated:
+                    end: dict[str, Any] = {"metrics": info.get("metrics")}
+                    if same_step:
+                        end["terminal_observation"] = obs
+                        obs, info = env.reset()
+                    else:
+                        done[k] = True
+                    extra[i] = end
+            rewards.append(reward)
+            terms.append(terminated)
+            truncs.append(truncated)
+            self._write_state(i, obs, info)
+            for values, (name, _) in zip(fields, self.info_b):
+                values.append(info.get(name, 0))
+        # One write per field for this group's rows instead of one per env.
+        rows = self.rows
+        self.rew_b[rows], self.term_b[rows], self.trunc_b[rows] = rewards, terms, truncs
+        for values, (_, view) in zip(fields, self.info_b):
+            view[rows] = values
+        return extra
+
+    def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None) -> None:
+        for k, env in enumerate(self.envs):
+            i = self.first + k
+            obs, info = env.reset(seed=seeds[k], options=options)
+            self.rew_b[i], self.term_b[i], self.trunc_b[i] = 0.0, False, False
+            self.done[k] = False
+            self._write_state(i, obs, info)
+            for name, view in self.info_b:
+                view[i] = info.get(name, 0)
+
+    def call(self, name: str, args: tuple, kwargs: dict[str, Any], which: Sequence[int]) -> list[Any]:
+        results = []
+        for k in which:
+            attr = self.envs[k].get_wrapper_attr(name)
+            results.append(attr(*args, **kwargs) if callable(attr) else attr)
+        return results
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
 def _worker(conn: Any, raw: Any, env_id: str, env_kwargs: dict[str, Any], first: int, count: int, num_envs: int,
             obs_shape: tuple[int, ...], obs_dtype: Any, n_actions: int, same_step: bool) -> None:
     """Own envs ``first .. first+count-1``; serve step/reset/call requests until close."""
-    envs: list[gym.Env] = []
+    group: _EnvGroup | None = None
     try:
         envs = [_make_env(env_id, env_kwargs) for _ in range(count)]
-        bufs = _Buffers(raw, num_envs, obs_shape, obs_dtype, n_actions).views
-        rows = range(first, first + count)
-        obs_b, rew_b, term_b, trunc_b = bufs["obs"], bufs["reward"], bufs["terminated"], bufs["truncated"]
-        mask_b, has_mask_b, act_b = bufs["mask"], bufs["has_mask"], bufs["actions"]
-        info_b = [(name, bufs[f"info_{name}"]) for name, _ in INFO_FIELDS]
-        done = [False] * count  # next-step autoreset: this env ended on the previous step
-
-        def write(i: int, obs: Any, info: dict[str, Any]) -> None:
-            obs_b[i] = obs
-            mask = info.get("action_mask")
-            if mask is not None:
-                mask_b[i] = mask
-                has_mask_b[i] = True
-            for name, view in info_b:
-                view[i] = info.get(name, 0)
-
-        mine = slice(first, first + count)
+        group = _EnvGroup(envs, _Buffers(raw, num_envs, obs_shape, obs_dtype, n_actions).views, first, same_step)
         conn.send_bytes(b"ok")
         while True:
             command = conn.recv_bytes()
             if command == _STEP:
-                extra: dict[int, dict[str, Any]] = {}
-                actions = act_b[mine].tolist()
-                rewards, terms, truncs = [], [], []
-                fields: list[list[Any]] = [[] for _ in info_b]
-                for k in range(count):
-                    env, i = envs[k], first + k
-                    if done[k] and not same_step:  # next-step autoreset: ignore the action
-                        obs, info = env.reset()
-                        reward, terminated, truncated = 0.0, False, False
-                        done[k] = False
-                    else:
-                        obs, reward, terminated, truncated, info = env.step(actions[k])
-                        if terminated or truncated:
-                            end: dict[str, Any] = {"metrics": info.get("metrics")}
-                            if same_step:
-                                end["terminal_observation"] = obs
-                                obs, info = env.reset()
-                            else:
-                                done[k] = True
-                            extra[i] = end
-                    rewards.append(reward)
-                    terms.append(terminated)
-                    truncs.append(truncated)
-                    obs_b[i] = obs
-                    mask = info.get("action_mask")
-                    if mask is not None:
-                        mask_b[i] = mask
-                        has_mask_b[i] = True
-                    for values, (name, _) in zip(fields, info_b):
-                        values.append(info.get(name, 0))
-                # One write per field for this worker's rows instead of one per env.
-                rew_b[mine], term_b[mine], trunc_b[mine] = rewards, terms, truncs
-                for values, (_, view) in zip(fields, info_b):
-                    view[mine] = values
+                extra = group.step()
                 conn.send_bytes(pickle.dumps(extra) if extra else b"")
             elif command == _RESET:
                 seeds, options = pickle.loads(conn.recv_bytes())
-                for k, i in enumerate(rows):
-                    obs, info = envs[k].reset(seed=seeds[k], options=options)
-                    rew_b[i], term_b[i], trunc_b[i] = 0.0, False, False
-                    done[k] = False
-                    write(i, obs, info)
+                group.reset(seeds, options)
                 conn.send_bytes(b"")
             elif command == _CALL:
                 name, args, kwargs, which = pickle.loads(conn.recv_bytes())
-                results = []
-                for k in which:
-                    attr = envs[k].get_wrapper_attr(name)
-                    results.append(attr(*args, **kwargs) if callable(attr) else attr)
-                conn.send_bytes(pickle.dumps(results))
+                conn.send_bytes(pickle.dumps(group.call(name, args, kwargs, which)))
             elif command == _CLOSE:
                 break
     except KeyboardInterrupt:
@@ -177,16 +208,21 @@ def _worker(conn: Any, raw: Any, env_id: str, env_kwargs: dict[str, Any], first:
         except (BrokenPipeError, OSError):
             pass
     finally:
-        for env in envs:
-            env.close()
+        if group is not None:
+            group.close()
         conn.close()
 
 
 class _WorkerPool:
-    """``num_workers`` processes stepping ``num_envs`` envs (split as evenly as possible)."""
+    """``num_workers`` shares of ``num_envs`` envs (split as evenly as possible), one per process.
+
+    With ``step_in_parent`` the calling process is one of the ``num_workers``: it steps the first
+    share itself while ``num_workers - 1`` worker processes step theirs, so on ``c`` cores
+    ``num_workers = c`` keeps every core stepping envs instead of one waiting on the others.
+    """
 
     def __init__(self, env_id: str, num_envs: int, num_workers: int, env_kwargs: dict[str, Any] | None,
-                 same_step: bool, context: str | None) -> None:
+                 same_step: bool, context: str | None, step_in_parent: bool = False) -> None:
         if num_envs < 1 or num_workers < 1:
             raise ValueError(f"num_envs and num_workers must be >= 1, got {num_envs} and {num_workers}")
         num_workers = min(num_workers, num_envs)
@@ -215,7 +251,13 @@ class _WorkerPool:
         sizes = [num_envs // num_workers + (1 if w < num_envs % num_workers else 0) for w in range(num_workers)]
         self.slices: list[range] = []
         self._conns, self._procs = [], []
+        self._parent: _EnvGroup | None = None
         first = 0
+        if step_in_parent:
+            envs = [_make_env(env_id, self.env_kwargs) for _ in range(sizes[0])]
+            self._parent = _EnvGroup(envs, self.buffers, 0, same_step)
+            self._parent_rows = range(0, sizes[0])
+            first, sizes = sizes[0], sizes[1:]
         for size in sizes:
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, daemon=True,
@@ -249,7 +291,7 @@ class _WorkerPool:
         self.buffers["actions"][:] = actions
         for conn in self._conns:
             conn.send_bytes(_STEP)
-        extra: dict[int, dict[str, Any]] = {}
+        extra: dict[int, dict[str, Any]] = self._parent.step() if self._parent is not None else {}
         for conn in self._conns:
             data = self._receive(conn)
             if data:
@@ -262,6 +304,8 @@ class _WorkerPool:
         for conn, rows in zip(self._conns, self.slices):
             conn.send_bytes(_RESET)
             conn.send_bytes(pickle.dumps(([seeds[i] for i in rows], options)))
+        if self._parent is not None:
+            self._parent.reset([seeds[i] for i in self._parent_rows], options)
         for conn in self._conns:
             self._receive(conn)
 
@@ -275,6 +319,9 @@ class _WorkerPool:
                 conn.send_bytes(_CALL)
                 conn.send_bytes(pickle.dumps((name, args, kwargs, which)))
                 asked.append((conn, [rows[k] for k in which]))
+        if self._parent is not None:
+            which = [k for k, i in enumerate(self._parent_rows) if i in wanted]
+            results.update(zip([self._parent_rows[k] for k in which], self._parent.call(name, args, kwargs, which)))
         for conn, rows_asked in asked:
             for i, value in zip(rows_asked, pickle.loads(self._receive(conn))):
                 results[i] = value
@@ -296,6 +343,8 @@ class _WorkerPool:
                 proc.terminate()
         for conn in self._conns:
             conn.close()
+        if self._parent is not None:
+            self._parent.close()
 
     def __del__(self) -> None:  # pragma: no cover - interpreter shutdown order varies
         try:
@@ -321,9 +370,12 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     Args:
         env_id: registered id (``"ddl_gym:DDLCluster-v0"``) made with ``gym.make`` in each worker.
         num_envs: sub-envs in total.
-        num_workers: worker processes (default: 2).
+        num_workers: processes stepping envs (default: 2).
         env_kwargs: keyword arguments for ``gym.make``.
         context: multiprocessing start method (default ``"forkserver"`` where available).
+        step_in_parent: the calling process counts as one of ``num_workers`` and steps the first
+            share of envs itself while the others step theirs (one process fewer; see the module
+            docstring).
 
     ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (Gymnasium's convention). Autoreset is
     next-step: the step after a sub-env's episode ended resets it, ignores its action and returns
@@ -332,8 +384,10 @@ class BatchedVectorEnv(gym.vector.VectorEnv):
     """
 
     def __init__(self, env_id: str = "ddl_gym:DDLCluster-v0", num_envs: int = 8, num_workers: int = 2,
-                 env_kwargs: dict[str, Any] | None = None, context: str | None = None) -> None:
-        self._pool = _WorkerPool(env_id, num_envs, num_workers, env_kwargs, same_step=False, context=context)
+                 env_kwargs: dict[str, Any] | None = None, context: str | None = None,
+                 step_in_parent: bool = False) -> None:
+        self._pool = _WorkerPool(env_id, num_envs, num_workers, env_kwargs, same_step=False, context=context,
+                                 step_in_parent=step_in_parent)
         self.num_envs = num_envs
         self.single_observation_space = self._pool.observation_space
         self.single_action_space = self._pool.action_space
@@ -412,8 +466,10 @@ def _build_sb3_class() -> type:
         """
 
         def __init__(self, env_id: str = "ddl_gym:DDLCluster-v0", num_envs: int = 8, num_workers: int = 2,
-                     env_kwargs: dict[str, Any] | None = None, context: str | None = None) -> None:
-            self._pool = _WorkerPool(env_id, num_envs, num_workers, env_kwargs, same_step=True, context=context)
+                     env_kwargs: dict[str, Any] | None = None, context: str | None = None,
+                     step_in_parent: bool = False) -> None:
+            self._pool = _WorkerPool(env_id, num_envs, num_workers, env_kwargs, same_step=True, context=context,
+                                     step_in_parent=step_in_parent)
             super().__init__(num_envs, self._pool.observation_space, self._pool.action_space)
             self._seeds: list[int | None] = [None] * num_envs
             self._actions: np.ndarray | None = None
