@@ -317,6 +317,14 @@ def algorithm1(problem: SumOfRatios, eps: float = 0.01) -> Algorithm1Result:
         others = (sum(lower[j] for n, j in enumerate(gridded) if n != k) + lower[big]) * (1.0 - 1e-6)  # LP tolerance
         kept.append(nus[: max(1, int(np.searchsorted(nus, bound - others, side="right")))] if np.isfinite(bound) else nus)
     psi = _psi_grid(problem, big, gridded, kept)
+    if not np.isfinite(psi).any():
+        # Step 2.1 as printed stops the grid at the last l(1+ε)^n <= φ, so when a term's range is
+        # narrower than ε (a region Ω that barely hosts one worker and one PS) its only grid value is
+        # l_j, and capping two such terms at their separate minima is infeasible. The ε-guarantee
+        # needs a grid value >= φ_j on every axis; add l_j(1+ε)^(λ+1) (a cap that cannot bind) and
+        # solve the whole grid again. Only instances whose printed grid has no feasible point change.
+        kept = [np.append(nus, nus[-1] * (1.0 + eps)) for nus in axes]
+        psi = _psi_grid(problem, big, gridded, kept)
     flat = int(np.argmin(psi))  # first in grid order on ties (Algorithm 1 uses a strict "<")
     if not math.isfinite(float(psi.ravel()[flat])):
         raise ValueError("no grid point of Algorithm 1 is feasible")

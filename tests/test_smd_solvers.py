@@ -192,3 +192,26 @@ def test_mkp_never_selects_worthless_or_oversized_items():
     assert mkp_frieze_clarke(values, weights, roomy).tolist() == [False, True, True, False]  # all that are worth it
     with pytest.raises(ValueError, match="unknown MKP method"):
         solve_mkp(values, weights, np.array([5.0]), "greedy")
+
+
+def test_algorithm1_on_a_region_narrower_than_eps_extends_the_grid_instead_of_failing():
+    """Held-out seed 1000007 of smd-sync: Ω barely hosts one worker and one PS (w, p <= ~1.004).
+
+    Each gridded term's range [l_j, φ_j] is narrower than ε, so Step 2.1 as printed gives the single
+    value l_j per axis, and the two caps at separate minima admit no point. Algorithm 1 must then add
+    l_j(1+ε) (a cap that cannot bind) instead of raising; the answer is still within (1+ε) of the optimum.
+    """
+    A = np.array([[1.0, 0.0], [8.09156202, 5.85546149], [30.3207204, 29.56233599], [9.48369742, 5.36617707],
+                  [-1.0, 0.0], [0.0, -1.0]])
+    C = np.array([4.0, 36.0, 60.0, 20.0, -1.0, -1.0])
+    terms = (Ratio((31.23611605923225, 0.0), 0.0, (0.0, 1.0), 0.0),
+             Ratio((0.0, 0.0), 10423030.019266564, (1.0, 0.0), 0.0),
+             Ratio((418.87248148874636, 0.4184038908549425), 0.21004909877386685, (0.0, 0.0), 1.0))
+    problem = SumOfRatios(terms, 0.0, A, C)
+    eps = 0.01
+    for term in terms[1:]:  # the printed grid of each gridded term is one point
+        low, high = charnes_cooper(term, A, C)[0], charnes_cooper(term, A, C, maximize=True)[0]
+        assert high < low * (1 + eps) and len(grid_values(low, high, eps)) == 1
+    result = algorithm1(problem, eps)
+    assert np.all(A @ result.x <= C * (1 + 1e-9) + 1e-9)
+    assert result.objective <= (1 + eps) * dense_minimum(problem) * (1 + 1e-9)
