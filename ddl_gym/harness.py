@@ -89,7 +89,7 @@ _JOB_REQUIRED = ("job_id", "arrival_s", "gpus", "iterations", "n_servers", "arch
 #: Metrics where smaller is better (used for "better on k of n seeds" in paired comparisons).
 LOWER_IS_BETTER: frozenset[str] = frozenset({
     "makespan_s", "avg_jct_s", "median_jct_s", "p95_jct_s", "avg_queue_s", "total_jct_s", "weighted_jct_s",
-    "avg_slowdown", "decision_time_s", "wall_time_s",
+    "avg_slowdown", "decision_time_s", "wall_time_s", "weighted_completion", "rejected_jobs", "preemptions",
 })
 LOCK_FILE = ".ddl-gym.lock"
 #: ``cache_key`` of rows that may never be reused (policy objects, whose content cannot be hashed).

@@ -3,9 +3,10 @@
 ``ddl-gym leaderboard --rebuild`` (or ``python -m ddl_gym.leaderboard``) regenerates, for each
 board in :data:`BOARDS`, ``leaderboard/<scenario>/``:
 
-* ``results.csv`` — one row per policy: mean and 95 % CI of avg JCT, makespan and p95 JCT over
-  the held-out seeds, and the paired per-seed relative change of avg JCT against the scenario's
-  best reference policy (mean ± 95 % CI, seeds better);
+* ``results.csv`` — one row per policy: mean and 95 % CI of avg JCT, makespan and p95 JCT (and of
+  the board's own metric where it is another one) over the held-out seeds, and the paired per-seed
+  relative change of the board's metric against the scenario's best reference policy (mean ± 95 %
+  CI, seeds better);
 * ``README.md`` — protocol, the table, the verdicts (rules below, computed here) and the
   command;
 * ``paired.png`` (paired changes with CIs), ``metrics.png`` and ``jct_cdf.png`` (from the harness).
@@ -18,14 +19,18 @@ Protocol (the same for every board):
 * **Episodes**: held-out seeds :data:`HELD_OUT_SEEDS` (1 000 000 …); episode ``s`` is
   ``scenario.episode(s)`` for every policy. Agents never trained on these seeds, and trace-window
   boards draw their windows from the evaluation split (:mod:`ddl_gym.workloads.windows`).
-* **Best reference**: among the reference policies that ran, the one with the lowest mean avg
-  JCT over the held-out seeds (one choice per board, never per seed).
-* **Paired change** of policy ``p``: ``r_s = 100·(JCT_p,s − JCT_ref,s) / JCT_ref,s`` per seed;
+* **Metric**: each board ranks by one metric, the objective of the paper its scenario comes from
+  (:attr:`Board.metric`): avg JCT for the all-reduce and pipeline boards, total weighted completion
+  time for A-Online's world (Zhou et al. minimise it), total utility for SMD's interval (Yu et al.
+  maximise it; higher is better).
+* **Best reference**: among the reference policies that ran, the one with the best mean metric
+  over the held-out seeds (one choice per board, never per seed).
+* **Paired change** of policy ``p``: ``r_s = 100·(m_p,s − m_ref,s) / m_ref,s`` per seed;
   mean ± ``t₀.₉₇₅,ₙ₋₁·sd/√n`` (:func:`ddl_gym.harness.paired_differences`, as ``ddl-gym compare``).
-* **Verdicts** (:func:`verdicts`): *goal met* when the agent's mean paired change is ≤ −10 %;
-  *not worse than the best reference* when its mean paired change is ≤ its CI half-width (the
-  interval reaches 0 or below).
-* **Bound**: the mean over jobs of each job's uncontended run time on its most consolidated
+* **Verdicts** (:func:`verdicts`): *goal met* when the agent's mean paired change is ≤ −10 % (≥ +10 %
+  where higher is better); *not worse than the best reference* when its mean paired change is within
+  its CI half-width of 0 on the worse side (the interval reaches 0 or the better side).
+* **Bound** (avg JCT boards): the mean over jobs of each job's uncontended run time on its most consolidated
   placement, averaged over seeds — no schedule's avg JCT can be lower (a job's JCT is at least its
   run time, and contention and spreading only slow it down). ``headroom`` = how far below the
   best reference that bound lies: an agent cannot beat the best reference by more.
@@ -69,8 +74,24 @@ class Board:
     title: str = ""
     note: str = ""
     seeds: tuple[int, ...] = HELD_OUT_SEEDS
+    #: The summary metric the board ranks by (a column of the harness's ``summary.csv``).
+    metric: str = "avg_jct_s"
+    higher_is_better: bool = False
+
+    @property
+    def metric_label(self) -> str:
+        return METRIC_LABELS.get(self.metric, self.metric)
 
 
+#: Column headers of the board metrics (a board's ``metric`` must be one of these).
+METRIC_LABELS: dict[str, str] = {"avg_jct_s": "avg JCT (s)", "makespan_s": "makespan (s)", "p95_jct_s": "p95 JCT (s)",
+                                 "weighted_completion": "total weighted completion (s)",
+                                 "total_utility": "total utility"}
+
+
+_SMD_REFERENCES: tuple[str, ...] = ("smd", "smd-fc", "smd-literal", "smd-opt", "esw", "optimus", "optimus-official")
+_AONLINE_REFERENCES: tuple[str, ...] = ("a-online", "a-online-ect", "a-online-paper", "fifo-mr", "drf", "antman",
+                                        "tiresias", "tiresias-dlas")
 _TRANSFER_NOTE = ("`agent-transfer` never trained on these episodes: its training episodes were `transfer-train` seeds "
                   "30000–30299 (Philly/Alibaba windows from the *training* splits only) and `default` seeds "
                   "20000–20059; see `leaderboard/agents/README.md`.")
@@ -94,14 +115,30 @@ BOARDS: tuple[Board, ...] = (
                "counts, as in the paper. `a-srpt-perfect` and the classic `sjf`/`srsf` orders rank jobs by their *true* "
                "iteration counts (clairvoyant), so they are oracle references here, not policies a scheduler could run "
                "on this trace; `fifo` needs no job sizes."),
+    *(Board(f"smd-{mode}", references=_SMD_REFERENCES, metric="total_utility", higher_is_better=True,
+            title=f"SMD's interval world (Yu et al. INFOCOM'21 §V): 50 {mode.upper()}-SGD parameter-server jobs with sigmoid "
+                  "utilities compete for one interval of pooled resources; admission by reservation. Ranked by total "
+                  "utility (the paper's objective; higher is better). Reference policies only: no agent is shipped for it.",
+            note="`smd-opt` is the exact optimum of the interval problem (integer inner optimum per job + exact MKP "
+                 "MILP), so it is an upper reference, not a competitor; `smd-fc` uses the paper's Frieze-Clarke MKP "
+                 "scheme, `smd` the exact MKP. Avg JCT and makespan are over the admitted jobs only.")
+      for mode in ("sync", "async")),
+    Board("aonline-ps-small", references=_AONLINE_REFERENCES, agents=("aonline-ppo",), metric="weighted_completion",
+          title="A-Online's world, small (Zhou et al. §7): 30 elastic parameter-server jobs on 12 EC2-shaped "
+                "multi-resource servers over T = 40 slots. Ranked by total weighted completion time (the paper's "
+                "objective; lower is better).",
+          note="`aonline-ppo` is MaskablePPO on `DDLClusterElastic-v0` trained on `aonline-ps-small` seeds from 10 000 "
+               "on (see `elastic-agent/README.md`); it never saw these seeds. `tiresias` is clairvoyant (2D-SRSF on "
+               "true sizes) as §7 (iv) defines it."),
 )
 
 
 # ============================================================================ statistics
-def verdicts(change_pct: float, ci_pct: float) -> dict[str, bool]:
+def verdicts(change_pct: float, ci_pct: float, higher_is_better: bool = False) -> dict[str, bool]:
     """The two stated rules (module docstring) for an agent's paired change against the best reference."""
-    return {"goal_met": change_pct <= GOAL_PCT,
-            "not_worse": change_pct <= (ci_pct if math.isfinite(ci_pct) else 0.0)}
+    gain = change_pct if higher_is_better else -change_pct  # > 0: better than the reference
+    return {"goal_met": gain >= -GOAL_PCT,
+            "not_worse": -gain <= (ci_pct if math.isfinite(ci_pct) else 0.0)}
 
 
 def uncontended_bound(scenario: Any, seed: int) -> float:
@@ -137,7 +174,7 @@ class BoardResult:
     summary: pd.DataFrame
     table: pd.DataFrame
     best_reference: str
-    bound: float
+    bound: float | None  # avg JCT boards only
     skipped: dict[str, str] = field(default_factory=dict)
 
 
@@ -154,28 +191,46 @@ def run_board(board: Board, *, cache: Path, workers: int | None = None, overwrit
     results = evaluate(references + agents, board.scenario, seeds, cache, workers=workers, overwrite=overwrite,
                        progress=progress, echo=False, plots=True)
     summary = results.summary
-    pivot = summary.pivot(index="seed", columns="policy", values="avg_jct_s")
+    metric = board.metric
+    pivot = summary.pivot(index="seed", columns="policy", values=metric)
     ref_means = pivot[references].mean()
-    best = str(ref_means.idxmin())
-    bound = float(np.mean([uncontended_bound(scenario, s) for s in seeds]))
-    paired = paired_differences(summary, best, ["avg_jct_s"]).set_index("policy")
+    best = str(ref_means.idxmax() if board.higher_is_better else ref_means.idxmin())
+    bound = float(np.mean([uncontended_bound(scenario, s) for s in seeds])) if metric == "avg_jct_s" else None
+    paired = paired_differences(summary, best, [metric]).set_index("policy")
     rows = []
     for policy, group in summary.groupby("policy", sort=False):
         row: dict[str, Any] = {"scenario": board.scenario, "policy": policy,
                                "kind": "agent" if policy in board.agents else "reference",
                                "seeds": int(group["seed"].nunique())}
-        for metric in METRICS:
-            mean, half, _ = mean_ci(group[metric])
-            row[f"{metric}_mean"], row[f"{metric}_ci95"] = mean, half
+        for column in _metrics(board):
+            mean, half, _ = mean_ci(group[column])
+            row[f"{column}_mean"], row[f"{column}_ci95"] = mean, half
         if policy == best:
             change, half, better = 0.0, 0.0, 0
         else:
             r = paired.loc[policy]
-            change, half, better = float(r["rel_pct_mean"]), float(r["rel_pct_ci"]), int(r["better"])
-        row.update(vs_best_reference=best, avg_jct_change_pct=change, avg_jct_change_ci95_pct=half, seeds_better=better)
+            change, half = float(r["rel_pct_mean"]), float(r["rel_pct_ci"])
+            mine = pivot.loc[group["seed"], policy].to_numpy()
+            ref = pivot.loc[group["seed"], best].to_numpy()
+            better = int(np.sum(mine > ref) if board.higher_is_better else np.sum(mine < ref))
+        row.update(metric=metric, vs_best_reference=best, change_pct=change, change_ci95_pct=half, seeds_better=better)
         rows.append(row)
-    table = pd.DataFrame(rows).sort_values("avg_jct_s_mean", kind="stable").reset_index(drop=True)
+    table = pd.DataFrame(rows).sort_values(f"{metric}_mean", ascending=not board.higher_is_better,
+                                           kind="stable").reset_index(drop=True)
     return BoardResult(board, summary, table, best, bound, skipped)
+
+
+def _metrics(board: Board) -> tuple[str, ...]:
+    """The table's metrics: the board's own first, then avg JCT, makespan and p95 JCT."""
+    return (board.metric, *(m for m in METRICS if m != board.metric))
+
+
+def _headroom(result: BoardResult) -> float | None:
+    """How far (%) below the best reference's avg JCT the bound lies; None without a bound."""
+    if result.bound is None:
+        return None
+    best = result.table.set_index("policy").loc[result.best_reference, "avg_jct_s_mean"]
+    return 100.0 * (result.bound - best) / best
 
 
 # ============================================================================ writing
@@ -193,16 +248,19 @@ def _paired_plot(result: BoardResult, path: Path) -> Path:
     ax = fig.add_subplot(111)
     y = np.arange(len(table))
     colours = ["tab:red" if k == "agent" else "tab:gray" for k in table["kind"]]
-    ax.barh(y, table["avg_jct_change_pct"], xerr=table["avg_jct_change_ci95_pct"].fillna(0), color=colours,
-            capsize=3)
+    ax.barh(y, table["change_pct"], xerr=table["change_ci95_pct"].fillna(0), color=colours, capsize=3)
     ax.set_yticks(y)
     ax.set_yticklabels(table["policy"])
     ax.axvline(0, color="black", lw=0.8)
-    ax.axvline(GOAL_PCT, color="tab:green", lw=0.8, ls="--")
-    headroom = 100.0 * (result.bound - result.table.set_index("policy").loc[result.best_reference, "avg_jct_s_mean"]) \
-        / result.table.set_index("policy").loc[result.best_reference, "avg_jct_s_mean"]
-    ax.axvline(headroom, color="tab:blue", lw=0.8, ls=":")
-    ax.set_xlabel(f"avg JCT vs {result.best_reference}, % per seed (95% CI); green: -10% goal, blue: bound")
+    board = result.board
+    ax.axvline(-GOAL_PCT if board.higher_is_better else GOAL_PCT, color="tab:green", lw=0.8, ls="--")
+    headroom = _headroom(result)
+    if headroom is not None:
+        ax.axvline(headroom, color="tab:blue", lw=0.8, ls=":")
+    label = board.metric_label.replace(" (s)", "")
+    goal = f"{-GOAL_PCT if board.higher_is_better else GOAL_PCT:+.0f}%"
+    ax.set_xlabel(f"{label} vs {result.best_reference}, % per seed (95% CI); green: {goal} goal"
+                  + (", blue: bound" if headroom is not None else ""))
     ax.set_title(f"{result.board.scenario}: paired change against the best reference")
     ax.invert_yaxis()
     return plotting._save(fig, path)
@@ -219,8 +277,9 @@ def write_board(result: BoardResult, folder: Path, cache: Path, command: str) ->
         if (cache / name).exists():
             shutil.copyfile(cache / name, folder / name)
             written.append(folder / name)
-    best_row = table.set_index("policy").loc[result.best_reference]
-    headroom = 100.0 * (result.bound - best_row["avg_jct_s_mean"]) / best_row["avg_jct_s_mean"]
+    headroom = _headroom(result)
+    label = board.metric_label
+    sense = "highest" if board.higher_is_better else "lowest"
     seeds = sorted(result.summary["seed"].unique().tolist())
     lines = [f"# Leaderboard: `{board.scenario}`", ""]
     if board.title:
@@ -230,32 +289,38 @@ def write_board(result: BoardResult, folder: Path, cache: Path, command: str) ->
         "(module docstring).", "",
         f"* Episodes: held-out seeds {seeds[0]}–{seeds[-1]} ({len(seeds)}); every policy runs the same "
         "episode per seed (`scenario.episode(seed)`).",
-        f"* Best reference (lowest mean avg JCT over these seeds, among {int((table['kind'] == 'reference').sum())} "
+        f"* Ranked by **{label.replace(' (s)', '')}** ({'higher' if board.higher_is_better else 'lower'} is better). "
+        f"Best reference ({sense} mean over these seeds, among {int((table['kind'] == 'reference').sum())} "
         f"reference policies that ran): **{result.best_reference}**.",
-        f"* Bound (mean uncontended, most-consolidated run time; no schedule goes below): {result.bound:.0f} s, "
-        f"i.e. {headroom:+.1f}% from the best reference — the most any policy could gain here.",
-        "",
-        "| policy | kind | avg JCT (s) | makespan (s) | p95 JCT (s) | avg JCT vs best reference, paired | better on |",
-        "|---|---|---:|---:|---:|---:|---:|",
     ]
+    if headroom is not None:
+        lines.append(f"* Bound (mean uncontended, most-consolidated run time; no schedule goes below): {result.bound:.0f} s, "
+                     f"i.e. {headroom:+.1f}% from the best reference — the most any policy could gain here.")
+    columns = _metrics(board)
+    digits = {"total_utility": 2}
+    lines += ["", "| policy | kind | " + " | ".join(METRIC_LABELS[c] for c in columns)
+              + f" | {label.replace(' (s)', '')} vs best reference, paired | better on |",
+              "|---|---|" + "---:|" * (len(columns) + 2)]
     for row in table.itertuples(index=False):
         r = row._asdict()
         change = "—" if r["policy"] == result.best_reference else (
-            f"{r['avg_jct_change_pct']:+.1f}% ± {r['avg_jct_change_ci95_pct']:.1f}%")
+            f"{r['change_pct']:+.1f}% ± {r['change_ci95_pct']:.1f}%")
         name = f"**{r['policy']}**" if r["kind"] == "agent" else r["policy"]
         better = "—" if r["policy"] == result.best_reference else f"{r['seeds_better']}/{r['seeds']}"
-        lines.append(f"| {name} | {r['kind']} | {_fmt(r['avg_jct_s_mean'], r['avg_jct_s_ci95'])} | "
-                     f"{_fmt(r['makespan_s_mean'], r['makespan_s_ci95'])} | {_fmt(r['p95_jct_s_mean'], r['p95_jct_s_ci95'])} | "
-                     f"{change} | {better} |")
+        cells = " | ".join(_fmt(r[f"{c}_mean"], r[f"{c}_ci95"], digits.get(c, 0)) for c in columns)
+        lines.append(f"| {name} | {r['kind']} | {cells} | {change} | {better} |")
     lines.append("")
+    goal_text = f"≥{abs(GOAL_PCT):.0f} % {'above' if board.higher_is_better else 'below'} the best reference"
     for agent in board.agents:
         if agent not in set(table["policy"]):
             continue
         r = table.set_index("policy").loc[agent]
-        v = verdicts(float(r["avg_jct_change_pct"]), float(r["avg_jct_change_ci95_pct"]))
+        v = verdicts(float(r["change_pct"]), float(r["change_ci95_pct"]), board.higher_is_better)
+        bound = f"; bound {headroom:+.1f}%" if headroom is not None else ""
         goal = ("met" if v["goal_met"] else
-                f"not met (needs {GOAL_PCT:.0f}%, measured {r['avg_jct_change_pct']:+.1f}%; bound {headroom:+.1f}%)")
-        lines.append(f"* `{agent}` vs {result.best_reference}: ≥10 % below the best reference: **{goal}**; not worse "
+                f"not met (needs {-GOAL_PCT if board.higher_is_better else GOAL_PCT:+.0f}%, measured "
+                f"{r['change_pct']:+.1f}%{bound})")
+        lines.append(f"* `{agent}` vs {result.best_reference}: {goal_text}: **{goal}**; not worse "
                      "than the best reference "
                      f"beyond the CI: **{'held' if v['not_worse'] else 'not held'}**.")
     if result.skipped:

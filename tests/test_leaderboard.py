@@ -17,6 +17,8 @@ from ddl_gym.sim.engine import Simulator, run_policy
 ])
 def test_verdict_rules(change: float, ci: float, goal: bool, not_worse: bool) -> None:
     assert verdicts(change, ci) == {"goal_met": goal, "not_worse": not_worse}
+    # Where higher is better (SMD's total utility) the same rules hold with the sign flipped.
+    assert verdicts(-change, ci, higher_is_better=True) == {"goal_met": goal, "not_worse": not_worse}
 
 
 @pytest.mark.parametrize("name", ["small", "default"])
@@ -45,7 +47,7 @@ def test_board_picks_the_best_reference_by_mean_and_writes_paired_rows(tmp_path)
     pivot = result.summary.pivot(index="seed", columns="policy", values="avg_jct_s")
     rel = 100 * (pivot[other] - pivot[result.best_reference]) / pivot[result.best_reference]
     row = result.table.set_index("policy").loc[other]
-    assert row["avg_jct_change_pct"] == pytest.approx(rel.mean())
+    assert row["change_pct"] == pytest.approx(rel.mean())
     write_board(result, tmp_path / "board", tmp_path / "cache", "cmd")
     readme = (tmp_path / "board" / "README.md").read_text()
     assert f"**{result.best_reference}**" in readme and "`a-srpt`" in readme
@@ -59,3 +61,24 @@ def test_sjf_bco_refuses_pipeline_jobs_by_name() -> None:
 
     with pytest.raises(ConfigError, match="sjf-bco: SJF-BCO plans with the per-.servers, contention. all-reduce model"):
         simulate(make_policy("sjf-bco"), get_scenario("asrpt-small"), 0)
+
+
+def test_a_higher_is_better_board_picks_the_highest_mean_and_counts_seeds_above_it(tmp_path) -> None:
+    """SMD's board ranks by total utility: the best reference is the highest mean, 'better' means above it."""
+    from ddl_gym.leaderboard import Board, run_board, write_board
+
+    board = Board("smd-sync", references=("esw", "optimus", "smd"), metric="total_utility", higher_is_better=True,
+                  seeds=(0, 1, 2))
+    result = run_board(board, cache=tmp_path / "cache", workers=1)
+    pivot = result.summary.pivot(index="seed", columns="policy", values="total_utility")
+    assert result.best_reference == pivot.mean().idxmax()
+    assert result.bound is None  # the uncontended-JCT bound means nothing for a utility
+    table = result.table.set_index("policy")
+    assert list(result.table["total_utility_mean"]) == sorted(result.table["total_utility_mean"], reverse=True)
+    for other in set(pivot.columns) - {result.best_reference}:
+        rel = 100 * (pivot[other] - pivot[result.best_reference]) / pivot[result.best_reference]
+        assert table.loc[other, "change_pct"] == pytest.approx(rel.mean())
+        assert table.loc[other, "seeds_better"] == int((pivot[other] > pivot[result.best_reference]).sum())
+    write_board(result, tmp_path / "board", tmp_path / "cache", "cmd")
+    readme = (tmp_path / "board" / "README.md").read_text()
+    assert "higher is better" in readme and "| total utility |" in readme and "Bound" not in readme
