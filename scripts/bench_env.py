@@ -298,13 +298,16 @@ def mcts_scenario() -> Any:
                     model=RARContentionModel())
 
 
-def mcts(repeats: int, quick: bool) -> dict[str, Any]:
+def mcts(repeats: int, quick: bool, setup_only: bool = False) -> dict[str, Any]:
     """Figures (c): seconds per searched decision for a whole small-scenario episode."""
     from ddl_gym.agents.mcts import make_mcts_policy
 
     sims = 4 if quick else 8
     scenario = mcts_scenario()
     cluster, workload = scenario.episode(0)
+    if setup_only:  # everything but the search, for --mcts-instructions (start-up cancels out)
+        make_mcts_policy(MCTS_SPEC.format(sims=sims))
+        return {}
     per_decision, summary = [], None
     for _ in range(repeats):
         policy = make_mcts_policy(MCTS_SPEC.format(sims=sims))
@@ -438,8 +441,43 @@ def _worker_main(parts: list[str], repeats: int, quick: bool) -> int:
         out["single"] = single_process(repeats, quick, extra_layouts=False)
     if "mcts" in parts:
         out["mcts"] = mcts(repeats, quick)
+    if "mcts-setup" in parts:
+        out["mcts"] = mcts(1, quick, setup_only=True)
     print(json.dumps(out))
     return 0
+
+
+def mcts_instructions(previous: str | None, quick: bool) -> dict[str, Any]:
+    """Instructions (valgrind callgrind) of one MCTS episode, previous code and this code.
+
+    Machine load does not change instruction counts, so this is the figure to trust when the
+    wall-clock ratio of (c) is noisy. Each tree runs this script's worker twice under callgrind,
+    once with the whole episode and once without the search; the difference is the episode's cost.
+    """
+    import re
+
+    def count(tree: Path | None, part: str, tmp: Path) -> int:
+        env = {**os.environ, "PYTHONPATH": str(tree)} if tree is not None else dict(os.environ)
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,
+               str(Path(__file__).resolve()), "--worker", part, "--repeats", "1", *(["--quick"] if quick else [])]
+        done = subprocess.run(cmd, env=env, cwd=str(tree or REPO_ROOT), capture_output=True, text=True, timeout=3600)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            raise RuntimeError(f"callgrind run failed ({part}): {done.stderr.strip().splitlines()[-1:]}")
+        return int(found.group(1))
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        tree, label = _previous_tree(previous, tmp)
+        for name, where in (("previous", tree), ("this", None)):
+            if name == "previous" and tree is None:
+                continue
+            out[name] = count(where, "mcts", tmp) - count(where, "mcts-setup", tmp)
+        out["previous_ref"] = label
+    if "previous" in out:
+        out["previous_over_this"] = out["previous"] / out["this"]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -448,10 +486,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--previous", default=PREVIOUS_REF, help="git ref or directory of the previous code, or 'none'")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--mcts-instructions", action="store_true",
+                        help="only count the instructions of one MCTS episode (callgrind), previous code and this")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return _worker_main(args.worker.split(","), args.repeats or (3 if args.quick else 5), args.quick)
+    if args.mcts_instructions:
+        figures = mcts_instructions(args.previous, args.quick)
+        print(f"MCTS `{MCTS_SPEC.format(sims=4 if args.quick else 8)}`, one episode, instructions (callgrind): "
+              f"this code {figures['this']:,}"
+              + (f"; previous ({figures['previous_ref']}) {figures['previous']:,}; "
+                 f"previous/this = {figures['previous_over_this']:.2f}" if "previous" in figures else ""))
+        return 0
     report = run(quick=args.quick, previous=args.previous, repeats=args.repeats)
     print(format_report(report))
     if args.json:
