@@ -235,9 +235,10 @@ def _headroom(result: BoardResult) -> float | None:
 
 # ============================================================================ writing
 def _fmt(mean: float, half: float, digits: int = 0) -> str:
+    spec = ".3e" if abs(mean) >= 1e8 else f".{digits}f"  # totals such as weighted completion: 1.679e+10
     if not math.isfinite(half):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {half:.{digits}f}"
+        return f"{mean:{spec}}"
+    return f"{mean:{spec}} ± {half:{spec}}"
 
 
 def _paired_plot(result: BoardResult, path: Path) -> Path:
