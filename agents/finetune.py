@@ -270,7 +270,9 @@ def _callbacks(cfg: FinetuneConfig, out: Path, meta: dict[str, Any], references:
 
     def record_point(model: Any, steps: int, wall: float) -> dict[str, Any]:
         snap = save_plain_agent(model, out / "snapshots" / f"step_{steps:09d}" / "agent.zip", dict(meta, timesteps=steps))
+        returns = [float(e["r"]) for e in model.ep_info_buffer or []]  # recent training episodes (sampled actions)
         row = {"timesteps": steps, "wall_s": round(wall, 1),
+               "train_return": round(float(np.mean(returns)), 4) if returns and steps else None,
                **validate(f"maskable-ppo:{snap}", cfg.val_scenario, range(*cfg.val_seeds), references)}
         with open(out / "curve.jsonl", "a") as fh:
             fh.write(json.dumps(row) + "\n")

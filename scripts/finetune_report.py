@@ -135,9 +135,13 @@ def render(results: dict[str, Any], command: str) -> str:
                       f"{c['ent_coef']}, {c['n_epochs']} epochs × batch {c['batch_size']}, γ {c['gamma']}, λ "
                       f"{c['gae_lambda']}, seed {c['seed']}; action-head temperature {run['temperature']:.3f} "
                       f"(median largest probability {c['target_pmax']}).", "",
-                      "| steps | wall (s) | avg JCT (s) | vs srsf+ca | vs srsf+pack |", "|---:|---:|---:|---:|---:|"]
+                      "Training return: mean undiscounted return (−Σ JCT in hours) of the last ≤ 100 training "
+                      "episodes, with *sampled* actions; the other columns are the greedy policy on validation seeds.",
+                      "", "| steps | wall (s) | training return | avg JCT (s) | vs srsf+ca | vs srsf+pack |",
+                      "|---:|---:|---:|---:|---:|---:|"]
             for r in run["curve"]:
-                lines.append(f"| {r['timesteps']} | {r['wall_s']} | {r['avg_jct_s']:.2f} | "
+                ret = "—" if r.get("train_return") is None else f"{r['train_return']:.3f}"
+                lines.append(f"| {r['timesteps']} | {r['wall_s']} | {ret} | {r['avg_jct_s']:.2f} | "
                              f"{r['vs_srsf+ca_pct']:+.3f}% ± {r['vs_srsf+ca_ci']:.3f}% | "
                              f"{r['vs_srsf+pack_pct']:+.3f}% ± {r['vs_srsf+pack_ci']:.3f}% |")
             lines.append("")
