@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-steps", type=int, default=d.n_steps)
     p.add_argument("--batch-size", type=int, default=d.batch_size)
     p.add_argument("--n-epochs", type=int, default=d.n_epochs)
+    p.add_argument("--gamma", type=float, default=d.gamma)
+    p.add_argument("--gae-lambda", type=float, default=d.gae_lambda)
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--eval-every", type=int, default=d.eval_every)
     p.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every)
@@ -63,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = FinetuneConfig(start=args.start, timesteps=args.timesteps, critic_steps=args.critic_steps,
                              critic_lr=args.critic_lr, learning_rate=args.learning_rate, clip_range=args.clip_range,
                              target_kl=args.target_kl, ent_coef=args.ent_coef, target_pmax=args.target_pmax,
-                             n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs, seed=args.seed,
+                             n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
+                             gae_lambda=args.gae_lambda, seed=args.seed,
                              eval_every=args.eval_every, checkpoint_every=args.checkpoint_every, val_seeds=(lo, hi))
         path = finetune(cfg, args.out, resume=args.resume, log=lambda *a: print(*a, flush=True))
     except ConfigError as exc:
