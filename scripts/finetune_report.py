@@ -41,6 +41,36 @@ def jcts(spec: str, scenario: str, seeds: Any) -> np.ndarray:
     return np.array([simulate(policy, sc, int(s)).result.summary()["avg_jct_s"] for s in seeds])
 
 
+def advance_share(spec: str, scenario: str, seeds: Any) -> float:
+    """Share of the agent's greedy decisions that are "advance" (0: wait for the next event) on ``seeds``."""
+    from ddl_gym.envs.cluster_env import DDLClusterEnv
+    from ddl_gym.harness import load_policy_spec
+
+    policy = load_policy_spec(spec)
+    env = DDLClusterEnv(scenario, **policy.env_kwargs)
+    actions = []
+    for seed in seeds:
+        obs, info = env.reset(seed=int(seed))
+        policy.reset(seed=int(seed))
+        done = False
+        while not done:
+            actions.append(policy.act(obs, info["action_mask"], info))
+            obs, _, terminated, truncated, info = env.step(actions[-1])
+            done = terminated or truncated
+    return float(np.mean(np.asarray(actions) == 0))
+
+
+def dagger_summary(spec: str) -> dict[str, Any] | None:
+    """For an agent of ``agents/dagger.py``: its fit record and how often the search overruled the driver."""
+    path = Path(spec.split(":", 1)[1])
+    meta = json.loads(path.with_suffix(".json").read_text())
+    if "dagger" not in meta:
+        return None
+    pairs = [(a, b) for f in meta["dagger"]["files"] for e in json.loads(Path(f).read_text())["episodes"].values()
+             for a, b in zip(e["actions"], e["labels"])]
+    return dict(meta["dagger"], teacher=meta["bc_expert"], overruled=float(np.mean([a != b for a, b in pairs])))
+
+
 def paired(x: np.ndarray, ref: np.ndarray) -> dict[str, float]:
     from ddl_gym.harness import mean_ci
 
@@ -85,7 +115,8 @@ def main() -> int:
         for sc, seeds in VALIDATION.items():
             x = jcts(spec, sc, seeds)
             val[sc] = {"avg_jct_s": float(x.mean()), **{r: paired(x, refs[sc][r]) for r in REFERENCES}}
-        row: dict[str, Any] = {"spec": spec, "validation": val, "beats_start": beats_start(val)}
+        row: dict[str, Any] = {"spec": spec, "validation": val, "beats_start": beats_start(val),
+                               "advance_share_default": advance_share(spec, "default", VALIDATION["default"])}
         if row["beats_start"]:
             from ddl_gym.leaderboard import HELD_OUT_SEEDS
 
@@ -96,6 +127,7 @@ def main() -> int:
                 start = jcts("agent-transfer", board, HELD_OUT_SEEDS)
                 row["held_out"][board] = {"best_reference": ref, "avg_jct_s": float(x.mean()), "vs_best": paired(x, y),
                                           "vs_agent_transfer": paired(x, start)}
+        row["dagger"] = dagger_summary(spec)
         results["candidates"][name] = row
         print(name, json.dumps(row), flush=True)
     results["ppo_runs"] = {}
@@ -145,13 +177,28 @@ def render(results: dict[str, Any], command: str) -> str:
                              f"{r['vs_srsf+ca_pct']:+.3f}% ± {r['vs_srsf+ca_ci']:.3f}% | "
                              f"{r['vs_srsf+pack_pct']:+.3f}% ± {r['vs_srsf+pack_ci']:.3f}% |")
             lines.append("")
+    dag = {n: r["dagger"] for n, r in results["candidates"].items() if r.get("dagger")}
+    if dag:
+        lines += ["## DAgger rounds (search labels cloned into a copy of `agent-transfer`)", "",
+                  "Overruled: share of visited states where the search's label differs from the driving agent's "
+                  "action. Accuracy: the network's greedy action equals the label, before → after the fit.", "",
+                  "| candidate | teacher | episodes | labels | overruled | accuracy | epochs, lr | search wall (s) | "
+                  "fit wall (s) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for n, d in dag.items():
+            lines.append(f"| `{n}` | `{d['teacher']}` | {d['episodes']} | {d['labels']} | {100 * d['overruled']:.1f}% | "
+                         f"{d['accuracy_before']:.4f} → {d['accuracy_after']:.4f} | {d['epochs']}, {d['learning_rate']} | "
+                         f"{d['search_wall_s']} | {d['fit_wall_s']} |")
+        lines.append("")
     lines += ["## Candidates on validation seeds", "",
-              "| candidate | scenario | avg JCT (s) | vs agent-transfer | vs srsf+ca (teacher) | vs srsf+pack |",
-              "|---|---|---:|---:|---:|---:|"]
+              "Advance: share of the greedy decisions on `default` validation that are action 0 (wait for the next "
+              "event); `agent-transfer` and its teacher never wait while a job fits.", "",
+              "| candidate | scenario | avg JCT (s) | vs agent-transfer | vs srsf+ca (teacher) | vs srsf+pack | advance |",
+              "|---|---|---:|---:|---:|---:|---:|"]
     for name, row in results["candidates"].items():
         for sc, v in row["validation"].items():
+            adv = f"{100 * row['advance_share_default']:.1f}%" if sc == "default" else ""
             lines.append(f"| `{name}` | {sc} | {v['avg_jct_s']:.1f} | {fmt(v['agent-transfer'])} | {fmt(v['srsf+ca'])} | "
-                         f"{fmt(v['srsf+pack'])} |")
+                         f"{fmt(v['srsf+pack'])} | {adv} |")
     lines += ["", "Rule (`beats_start` in the script): the interval against `agent-transfer` on `default` lies wholly "
               "below 0 and `transfer-train` is not worse beyond its CI. "
               + "; ".join(f"`{n}`: **{'passes' if r['beats_start'] else 'fails'}**" for n, r in results["candidates"].items())
