@@ -136,7 +136,8 @@ def main() -> int:
         cfg = json.loads((run_dir / "config.json").read_text())
         temperature = json.loads((run_dir / "temperature.json").read_text())["temperature"]
         curve = [json.loads(r) for r in (run_dir / "curve.jsonl").read_text().splitlines()]
-        results["ppo_runs"][run_dir.name] = {"config": cfg, "temperature": temperature, "curve": curve}
+        resumes = json.loads((run_dir / "resumes.json").read_text()) if (run_dir / "resumes.json").exists() else []
+        results["ppo_runs"][run_dir.name] = {"config": cfg, "temperature": temperature, "curve": curve, "resumed_at": resumes}
     (out / "results.json").write_text(json.dumps(results, indent=2))
     (out / "README.md").write_text(render(results, " ".join(["scripts/finetune_report.py", *_argv()])))
     print(f"wrote {out / 'README.md'}")
@@ -166,9 +167,12 @@ def render(results: dict[str, Any], command: str) -> str:
                       f"{c['learning_rate']}, clip {c['clip_range']}, target KL {c['target_kl']}, entropy "
                       f"{c['ent_coef']}, {c['n_epochs']} epochs × batch {c['batch_size']}, γ {c['gamma']}, λ "
                       f"{c['gae_lambda']}, seed {c['seed']}; action-head temperature {run['temperature']:.3f} "
-                      f"(median largest probability {c['target_pmax']}).", "",
+                      f"(median largest probability {c['target_pmax']})."
+                      + (f" Resumed from the checkpoint at step(s) {', '.join(map(str, run['resumed_at']))} (the wall "
+                         "clock restarts there)." if run.get("resumed_at") else ""), "",
                       "Training return: mean undiscounted return (−Σ JCT in hours) of the last ≤ 100 training "
-                      "episodes, with *sampled* actions; the other columns are the greedy policy on validation seeds.",
+                      "episodes, with *sampled* actions (— : none yet, or the run predates this column); the other "
+                      "columns are the greedy policy on validation seeds; wall includes the validation runs.",
                       "", "| steps | wall (s) | training return | avg JCT (s) | vs srsf+ca | vs srsf+pack |",
                       "|---:|---:|---:|---:|---:|---:|"]
             for r in run["curve"]:
