@@ -103,3 +103,19 @@ def test_training_seeds_never_touch_evaluation_seeds(kwargs: dict, message: str)
 def test_an_existing_run_is_not_overwritten(tiny_run: Path) -> None:
     with pytest.raises(ConfigError, match="exists"):
         finetune(TINY, tiny_run, log=lambda *a: None)
+
+
+def test_an_interrupted_run_resumes_from_its_checkpoint(tiny_run: Path, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    out = tmp_path / "cut"
+    shutil.copytree(tiny_run, out)
+    shutil.rmtree(out / "checkpoints" / f"step_{512:012d}")  # as if killed after the checkpoint at 256
+    (out / "agent.zip").unlink()
+    with pytest.raises(ConfigError, match="differs"):  # another setting cannot continue this run
+        finetune(FinetuneConfig(**{**TINY.__dict__, "learning_rate": 5e-4}), out, resume=True, log=lambda *a: None)
+    path = finetune(TINY, out, resume=True, log=lambda *a: None)
+    assert json.loads((out / "resumes.json").read_text()) == [256]
+    assert json.loads(path.with_suffix(".json").read_text())["rl_timesteps"] == 512
+    assert [r["timesteps"] for r in read_curve(out)] == [0, 512]
