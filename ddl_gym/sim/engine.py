@@ -391,6 +391,11 @@ class Simulator:
         non-GPU amounts, ``servers`` includes servers where the job holds no GPU (e.g. a CPU-only
         parameter server) and the amounts' rows are aligned with it.
         """
+        if alloc.use is None and alloc.gpu_ids is not None and alloc.gpu_ids.size:
+            # GPUs only (e.g. a pipeline stage mapping): the GPU ids say everything; deriving the
+            # per-server use first (np.unique per start) would only be thrown away below.
+            ids, servers, counts = self._resolve_gpu_ids(job, alloc.gpu_ids)
+            return ids, servers, counts, None
         try:
             servers_use, use = alloc.server_use(self.cluster)
         except ConfigError as exc:
