@@ -41,18 +41,25 @@ def _take_from_servers(sim: Simulator, order: np.ndarray, need: int) -> np.ndarr
     return np.array(chosen, dtype=np.int64)
 
 
+#: Above this many servers, rules read the engine's servers-by-free-count groups (kept up to date at
+#: every start and release) instead of scanning every server per decision.
+SMALL_CLUSTER_SERVERS = 64
+
+
 def _best_fit_server(sim: Simulator, need: int) -> int:
+    """The server with the fewest free GPUs that still has ``need`` (lowest index on ties), else -1."""
     free = sim.free_per_server
-    if free.size <= 64:  # small clusters: a Python scan beats three numpy calls
+    if free.size <= SMALL_CLUSTER_SERVERS:  # small clusters: a Python scan beats keeping the groups
         best, best_free = -1, 1 << 30
         for server, n_free in enumerate(free.tolist()):
             if need <= n_free < best_free:
                 best, best_free = server, n_free
         return best
-    fits = np.flatnonzero(free >= need)
-    if fits.size == 0:
-        return -1
-    return int(fits[np.argmin(free[fits])])  # argmin: lowest index among ties
+    by_free = sim.servers_by_free()
+    for count in range(need, len(by_free)):
+        if by_free[count]:
+            return by_free[count][0]
+    return -1
 
 
 def pack(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
@@ -61,9 +68,9 @@ def pack(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | Non
         return None
     s = _best_fit_server(sim, need)
     if s >= 0:
-        return sim.free_gpu_ids(s)[:need]
+        return np.array(sim.free_gpu_list(s)[:need], dtype=np.int64)
     free = sim.free_per_server
-    if free.size <= 256:
+    if free.size <= SMALL_CLUSTER_SERVERS:
         order = np.lexsort((np.arange(free.size), -free))
         return _take_from_servers(sim, order, need)
     return _take_emptiest_first(sim, need)
@@ -72,21 +79,21 @@ def pack(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | Non
 def _take_emptiest_first(sim: Simulator, need: int) -> np.ndarray:
     """``need`` free GPUs from servers by most free GPUs (lowest index on ties), as a full sort would.
 
-    Only the servers actually used are located: one vectorised scan per free-GPU count, from the
-    largest down, taking ``ceil(left / count)`` servers of each (a sort of all servers cost
-    O(S log S) per start, which dominated at 16k servers).
+    Only the servers actually used are visited: the engine's servers-by-free-count groups, from the
+    largest count down, ``ceil(left / count)`` servers of each (a sort of all servers cost
+    O(S log S) per start, and even a scan per count O(S), which dominated at 16k servers).
     """
-    free = sim.free_per_server
-    chosen: list[np.ndarray] = []
+    by_free = sim.servers_by_free()
+    chosen: list[int] = []
     left = need
-    for count in range(int(free.max()), 0, -1):
-        for server in np.flatnonzero(free == count)[: -(-left // count)].tolist():
-            ids = sim.free_gpu_ids(server)
-            chosen.append(ids[:left])
-            left -= min(left, ids.size)
+    for count in range(len(by_free) - 1, 0, -1):
+        for server in by_free[count][: -(-left // count)]:
+            take = sim.free_gpu_list(server)[:left]
+            chosen += take
+            left -= len(take)
             if left == 0:
-                return np.concatenate(chosen)
-    return np.concatenate(chosen)
+                return np.array(chosen, dtype=np.int64)
+    return np.array(chosen, dtype=np.int64)
 
 
 def first_fit(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
@@ -100,7 +107,7 @@ def spread(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | N
     need = int(sim.workload.gpus[job])
     if sim.num_free < need:
         return None
-    if sim.free_per_server.size <= 64:  # small clusters: the same choice on Python lists
+    if sim.free_per_server.size <= SMALL_CLUSTER_SERVERS:  # small clusters: the same choice on Python lists
         free_list = sim.free_per_server.tolist()
         taken_list = [0] * len(free_list)
         for _ in range(need):
@@ -109,13 +116,30 @@ def spread(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | N
             free_list[s] -= 1
         chosen = [gpu for s, k in enumerate(taken_list) if k for gpu in sim.free_gpu_list(s)[:k]]
         return np.array(chosen, dtype=np.int64)
-    free = sim.free_per_server.copy()
-    taken = np.zeros_like(free)
-    for _ in range(need):
-        s = int(np.argmax(free))  # most free GPUs left, lowest index on ties
-        taken[s] += 1
-        free[s] -= 1
-    return np.concatenate([sim.free_gpu_ids(s)[:k] for s, k in enumerate(taken.tolist()) if k])
+    # Large clusters: the same choice in closed form. Taking one GPU at a time from the server with
+    # the most left (lowest index on ties) drains the servers level by level: the round at level c
+    # takes one GPU from every server with at least c free, in index order. Every server above the
+    # final level L gives (free - L), and the r GPUs still missing come one each from the r
+    # lowest-index servers with at least L free.
+    by_free = sim.servers_by_free()
+    above: list[int] = []  # servers with more free GPUs than ``level``, ascending
+    left = need
+    level = len(by_free) - 1
+    while True:
+        at_level = by_free[level]
+        if left <= len(above) + len(at_level):
+            break
+        left -= len(above) + len(at_level)
+        if at_level:
+            above = sorted(above + at_level)
+        level -= 1
+    extra = set(sorted(above[:left] + at_level[:left])[:left])
+    chosen: list[int] = []
+    for server in sorted(extra.union(above)):
+        ids = sim.free_gpu_list(server)
+        k = (len(ids) - level if len(ids) > level else 0) + (server in extra)
+        chosen += ids[:k]
+    return np.array(chosen, dtype=np.int64)
 
 
 def least_loaded(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
@@ -123,6 +147,8 @@ def least_loaded(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarr
     if sim.num_free < need:
         return None
     free = np.flatnonzero(sim.gpu_owner < 0)
+    if need == 1:  # argmin is the first minimum: what the stable sort puts first
+        return free[[np.argmin(sim.gpu_assigned_work[free])]]
     order = np.argsort(sim.gpu_assigned_work[free], kind="stable")
     return np.sort(free[order[:need]])
 
@@ -132,6 +158,11 @@ def random_fit(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray
     if sim.num_free < need:
         return None
     free = np.flatnonzero(sim.gpu_owner < 0)
+    if need == 1:
+        # Generator.choice(n, 1, replace=False) draws one bounded integer in [0, n) (Floyd's method,
+        # one step) exactly as Generator.integers(n) does: the same GPU and the same generator state
+        # (tests/test_joblevel_scale_paths.py checks it), at a fraction of the call overhead.
+        return free[[rng.integers(free.size)]]
     return np.sort(rng.choice(free, size=need, replace=False))
 
 
@@ -141,11 +172,24 @@ def contention_aware(sim: Simulator, job: int, rng: np.random.Generator) -> np.n
         return None
     s = _best_fit_server(sim, need)
     if s >= 0:
-        return sim.free_gpu_ids(s)[:need]
-    servers = np.arange(sim.free_per_server.size)
-    order = np.lexsort((servers, -sim.free_per_server, sim.split_count))
-    order = order[sim.free_per_server[order] > 0]
-    return _take_from_servers(sim, order, need)
+        return np.array(sim.free_gpu_list(s)[:need], dtype=np.int64)
+    if sim.free_per_server.size <= SMALL_CLUSTER_SERVERS:
+        servers = np.arange(sim.free_per_server.size)
+        order = np.lexsort((servers, -sim.free_per_server, sim.split_count))
+        order = order[sim.free_per_server[order] > 0]
+        return _take_from_servers(sim, order, need)
+    # Servers with free GPUs by (most free, lowest index) come straight from the free-count groups; a
+    # stable sort by split count puts them in the (split count, most free, index) order of the lexsort.
+    by_free = sim.servers_by_free()
+    candidates = [server for count in range(len(by_free) - 1, 0, -1) for server in by_free[count]]
+    candidates.sort(key=sim.split_count_list().__getitem__)
+    chosen: list[int] = []
+    for server in candidates:
+        take = sim.free_gpu_list(server)[:need - len(chosen)]
+        chosen += take
+        if len(chosen) == need:
+            break
+    return np.array(chosen, dtype=np.int64)
 
 
 PLACEMENT_RULES: dict[str, PlacementRule] = {

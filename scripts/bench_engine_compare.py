@@ -4,6 +4,7 @@ Usage::
 
     python scripts/bench_engine_compare.py OLD_TREE NEW_TREE [--repeats 5] [--jobs 50000]
     python scripts/bench_engine_compare.py OLD_TREE NEW_TREE --instructions [--jobs 8000]
+    python scripts/bench_engine_compare.py OLD_TREE NEW_TREE --cases fifo+rand:1024:0.9,srsf+spread:1024:0.9
 
 Each measurement runs in a fresh subprocess with ``PYTHONPATH=<tree>`` (the tree's own
 ``scripts/bench.py`` builds the case). Timing mode alternates old/new so machine load affects both
@@ -63,12 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=50_000)
     parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
+    parser.add_argument("--cases", help="POLICY:GPUS:LOAD,... instead of the default cases (e.g. fifo+rand:1024:0.9)")
     args = parser.parse_args(argv)
+    cases = CASES if not args.cases else tuple(
+        (p, int(g), float(lo)) for p, g, lo in (c.split(":") for c in args.cases.split(",")))
     if args.instructions:
         print("| case | old instructions/job | new instructions/job | new/old |")
         print("|---|---:|---:|---:|")
         small = max(1, args.jobs // 4)
-        for policy, gpus, load in CASES:
+        for policy, gpus, load in cases:
             per_job = []
             for tree in (args.old, args.new):
                 delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, policy, gpus, load, small)
@@ -78,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"| case | old jobs/CPU-s (min/med/max) | new jobs/CPU-s (min/med/max) | new/old (medians) |")
     print("|---|---|---|---|")
-    for policy, gpus, load in CASES:
+    for policy, gpus, load in cases:
         old, new = [], []
         for _ in range(args.repeats):
             old.append(measure(args.old, policy, gpus, load, args.jobs))

@@ -143,6 +143,9 @@ class Simulator:
         # Free GPU ids per server, ascending: a Python mirror of gpu_owner < 0 for fast placement queries.
         self._free_ids: list[list[int]] = [list(range(f, f + c)) for f, c in
                                            zip(self._server_first_list, self._server_gpus_list)]
+        # Servers by free-GPU count (entry c: servers with exactly c free GPUs, ascending), for placement
+        # rules on large clusters; built on first use (servers_by_free) and kept up to date from then on.
+        self._by_free: list[list[int]] | None = None
         self.split_count = np.zeros(cluster.num_servers, dtype=np.int64)
         # Estimated GPU-seconds assigned to each GPU so far (list-scheduling load, LS / LWF rules).
         self.gpu_assigned_work = np.zeros(cluster.num_gpus, dtype=np.float64)
@@ -239,6 +242,32 @@ class Simulator:
     def free_gpu_list(self, server: int) -> list[int]:
         """Free GPU ids of ``server``, ascending, as the engine's own Python list: read it, never mutate it."""
         return self._free_ids[server]
+
+    def split_count_list(self) -> list[int]:
+        """``split_count`` as the engine's own Python list (fast scalar reads): read it, never mutate it."""
+        return self._split_list
+
+    def servers_by_free(self) -> list[list[int]]:
+        """Servers grouped by free-GPU count: entry ``c`` lists the servers with exactly ``c`` free GPUs, ascending.
+
+        The engine's own lists (read them, never mutate them): built on the first call, then kept up to
+        date at every start and release (two binary searches per server touched), so that placement
+        rules on clusters of thousands of servers find a best fit or the emptiest servers without a
+        pass over every server.
+        """
+        if self._by_free is None:
+            by_free: list[list[int]] = [[] for _ in range(self._max_server_gpus + 1)]
+            for server, n_free in enumerate(self.free_per_server.tolist()):
+                by_free[n_free].append(server)
+            self._by_free = by_free
+        return self._by_free
+
+    def _rebucket(self, server: int, old: int, new: int) -> None:
+        """Move ``server`` between free-count groups (only once :meth:`servers_by_free` has built them)."""
+        by_free = self._by_free
+        group = by_free[old]  # type: ignore[index]
+        del group[bisect.bisect_left(group, server)]
+        bisect.insort(by_free[new], server)  # type: ignore[index]
 
     def remaining_iterations(self, job: int) -> float:
         """Iterations ``job`` still has to run, as of ``now``."""
@@ -362,6 +391,11 @@ class Simulator:
         non-GPU amounts, ``servers`` includes servers where the job holds no GPU (e.g. a CPU-only
         parameter server) and the amounts' rows are aligned with it.
         """
+        if alloc.use is None and alloc.gpu_ids is not None and alloc.gpu_ids.size:
+            # GPUs only (e.g. a pipeline stage mapping): the GPU ids say everything; deriving the
+            # per-server use first (np.unique per start) would only be thrown away below.
+            ids, servers, counts = self._resolve_gpu_ids(job, alloc.gpu_ids)
+            return ids, servers, counts, None
         try:
             servers_use, use = alloc.server_use(self.cluster)
         except ConfigError as exc:
@@ -411,7 +445,10 @@ class Simulator:
             gpu = int(ids[0])
             self.free_per_server[servers[0]] -= 1
             self.gpu_owner[gpu] = job
-            self._free_ids[servers[0]].remove(gpu)
+            server_ids = self._free_ids[servers[0]]
+            server_ids.remove(gpu)
+            if self._by_free is not None:
+                self._rebucket(servers[0], len(server_ids) + 1, len(server_ids))
             self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
             log.append(gpu)
         elif g:
@@ -426,6 +463,10 @@ class Simulator:
                 free_ids[gpu_server[gpu]].remove(gpu)
                 work[gpu] += added
             log.extend(id_list)
+            if self._by_free is not None:
+                for server, count in zip(servers, counts):
+                    left = len(free_ids[server])
+                    self._rebucket(server, left + count, left)
         if amounts is not None:
             self.used[list(servers), 1:] += amounts
             self._amounts[job] = amounts
@@ -455,7 +496,10 @@ class Simulator:
         elif split:
             self._ideal_tau[job] = self.bound.iteration_time(job, len(gpu_servers), 1)
             self._charge_restart(job, self._ideal_tau[job])
-            self._rerate(self._neighbours(gpu_servers))
+            if self._amounts or self._last_amounts:
+                self._rerate(self._neighbours(gpu_servers))
+            else:
+                self._rerate(self._raised_neighbours(gpu_servers))
         else:
             tau = self.bound.iteration_time(job, 1, 0)
             self._ideal_tau[job] = tau
@@ -603,6 +647,11 @@ class Simulator:
             self.free_per_server[servers[0]] += counts[0]
         elif servers:
             self.free_per_server[list(servers)] += counts
+        if self._by_free is not None:
+            for server, count in zip(servers, counts):
+                if count:
+                    now_free = len(self._free_ids[server])
+                    self._rebucket(server, now_free - count, now_free)
         self.num_free += int(ids.size)
         amounts = self._amounts.pop(job, None)
         if amounts is not None:
@@ -690,6 +739,34 @@ class Simulator:
             affected |= self._split_jobs[s]
         return affected
 
+    # Re-rating only the neighbours whose p can change. Rigid gangs keep the invariant "every running
+    # split job's p is the max split count over its servers" (each change of a count re-rates every
+    # split job on that server). So when the counts of ``servers`` have just risen by one (a split
+    # job started there), a neighbour's p changes iff one of those servers now exceeds it; when they
+    # have just fallen by one (one ended), iff it equalled the old count of one of them. The others
+    # would be re-rated to the p they have, a no-op, so the set, its order and every rate (and heap
+    # sequence number) are those of re-rating all neighbours. Jobs with non-GPU holdings break the
+    # invariant (their p also counts servers where they hold no GPU) and take the full re-rate.
+    def _raised_neighbours(self, servers: tuple[int, ...]) -> set[int]:
+        contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
+        changed: set[int] = set()
+        for s in servers:
+            c = count[s]
+            for i in split_jobs[s]:
+                if contention[i] < c:  # also the job just started (p = 0, τ = inf)
+                    changed.add(i)
+        return changed
+
+    def _lowered_neighbours(self, servers: tuple[int, ...]) -> set[int]:
+        contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
+        changed: set[int] = set()
+        for s in servers:
+            c = count[s] + 1  # before the job left
+            for i in split_jobs[s]:
+                if contention[i] == c:
+                    changed.add(i)
+        return changed
+
     def _rerate(self, jobs: set[int]) -> None:
         count_of = self._split_list.__getitem__
         for i in sorted(jobs):  # sorted: deterministic heap sequence numbers
@@ -734,6 +811,11 @@ class Simulator:
             free = self.free_per_server
             for server, count in zip(servers, self._server_counts[job]):
                 free[server] += count
+            if self._by_free is not None:
+                free_ids = self._free_ids
+                for server, count in zip(servers, self._server_counts[job]):
+                    now_free = len(free_ids[server])
+                    self._rebucket(server, now_free - count, now_free)
             self.num_free += int(ids.size)
             if self._alloc:
                 self._alloc.pop(job, None)
@@ -757,7 +839,10 @@ class Simulator:
                     self._split_jobs[s].discard(job)
                     self._split_list[s] -= 1
                     split_count[s] -= 1
-            self._rerate(self._neighbours(neighbours_of))
+                self._rerate(self._neighbours(servers) if self._amounts or self._last_amounts
+                            else self._lowered_neighbours(servers))
+            else:
+                self._rerate(self._neighbours(neighbours_of))
         self.servers[job] = self._server_counts[job] = ()  # released: the records keep only the span
 
     def _return_free_ids(self, ids: np.ndarray) -> None:
@@ -779,6 +864,9 @@ class Simulator:
             raise InvariantError("free-GPU bookkeeping disagrees with GPU ownership (over-committed GPU?)")
         if [i for ids in self._free_ids for i in ids] != np.flatnonzero(owner < 0).tolist():
             raise InvariantError("the free GPU id lists disagree with GPU ownership")
+        if self._by_free is not None and any(
+                group != np.flatnonzero(self.free_per_server == c).tolist() for c, group in enumerate(self._by_free)):
+            raise InvariantError("the servers-by-free-count groups disagree with the free GPUs per server")
         if np.any(self.free_per_server < 0) or np.any(self.free_per_server > self.server_gpus):
             raise InvariantError("a server has a negative or excess free-GPU count")
         if self._multi_resource:
@@ -899,8 +987,8 @@ class Simulator:
                 twin.__dict__[key] = value[:] if isinstance(value, array) else value.copy()
             elif key == "_split_jobs":
                 twin.__dict__[key] = [set(s) for s in value]
-            elif key == "_free_ids":
-                twin.__dict__[key] = [list(s) for s in value]
+            elif key in ("_free_ids", "_by_free"):
+                twin.__dict__[key] = None if value is None else [list(s) for s in value]
             elif isinstance(value, (list, dict)):
                 twin.__dict__[key] = value.copy()  # elements are immutable (or arrays never mutated in place)
             else:

@@ -1,0 +1,54 @@
+"""The families section of the bench: growth exponents, verdicts against the in-run reference, the reference child."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ddl_gym.cli import _load_bench
+
+bench = _load_bench()
+
+
+def test_fitted_exponent_tells_linear_nlogn_and_quadratic_apart() -> None:
+    jobs = np.array([10_000, 30_000, 100_000], dtype=float)
+    assert bench.fitted_exponent(jobs, 3e-5 * jobs) == pytest.approx(1.0)
+    assert 1.05 < bench.fitted_exponent(jobs, 1e-6 * jobs * np.log(jobs)) < 1.15
+    assert bench.fitted_exponent(jobs, 1e-9 * jobs**2) == pytest.approx(2.0)
+
+
+def _families(reference: object) -> dict:
+    cells = {p: [{"gpus": 1024, "jobs": j, "cpu_seconds": j / rate, "jobs_per_cpu_s": rate} for j in (10, 100)]
+             for p, rate in (("fifo+pack", 6_000.0), ("srsf+rand", 5_000.0))}
+    return {"load": 0.9, "gpus_grid": [1024], "jobs_grid": [10, 100], "cells": cells, "goal_cell": [1024, 100],
+            "goal_runs": {"fifo+pack": {"min": 5_900.0, "median": 6_000.0, "max": 6_100.0, "n": 3},
+                          "srsf+rand": {"min": 4_000.0, "median": 5_000.0, "max": 5_500.0, "n": 3}},
+            "reference": reference, "reference_tree": "/ref",
+            "fifo_pack_big": {"gpus": 65_536, "jobs": 100, "jobs_per_cpu_s": 21_000.0}}
+
+
+def test_family_verdicts_are_absolute_and_normalised_to_the_reference_of_the_same_run() -> None:
+    text = "\n".join(bench._format_families(_families({"min": 6_900.0, "median": 7_000.0, "max": 7_100.0, "n": 3})))
+    scaling = [line for line in text.splitlines() if line.startswith("| fifo+pack | 6,000 (")]
+    # 6,000 / 7,000 = 0.86 >= 0.8 meets the normalised goal; 5,000 / 7,000 = 0.71 does not; neither reaches 20k.
+    assert "| 0.86 | below | meets |" in [r for r in text.splitlines() if r.startswith("| fifo+pack | 5,900")][0]
+    assert "| 0.71 | below | below |" in [r for r in text.splitlines() if r.startswith("| srsf+rand | 4,000")][0]
+    assert "Absolute: 0 of 2" in text and "Normalised: 1 of 2" in text
+    assert "21,000 jobs/CPU-s (absolute: meets" in text and "3.00 × the reference" in text
+    assert len(scaling) == 1 and scaling[0].endswith("| 1.00 |")  # CPU seconds ∝ jobs: exponent 1
+
+
+def test_without_a_reference_tree_only_the_absolute_verdict_is_given() -> None:
+    text = "\n".join(bench._format_families(_families("skipped: no reference tree")))
+    assert "skipped: no reference tree" in text and "only the absolute verdict" in text
+    assert "Normalised:" not in text
+
+
+def test_reference_child_runs_fifo_pack_from_a_source_tree() -> None:
+    repo = Path(__file__).resolve().parents[1]
+    figures = bench.reference_fifo_pack(str(repo), 64, 200, 0.9)
+    assert figures["jobs_per_cpu_s"] > 0 and figures["cpu_seconds"] > 0
+    with pytest.raises(RuntimeError, match="reference run failed"):
+        bench.reference_fifo_pack("/nonexistent-tree", 64, 200, 0.9)
