@@ -733,25 +733,20 @@ class TaskLevelSimulator:
         if self._restart:
             self._restart_held(t)
         decide = self._decide
-        flag = self._decide_flag
+        if not decide:
+            return
         self._decide = []
+        if not self.fast:
+            self._compute_pass_reference(t, decide)
+            return
+        flag = self._decide_flag
         busy = self.busy
         ready = self._ready
         phase = self.phase
-        R = self.R
         cohort_of_gpu = self.cohort_of_gpu
-        cohorts = self.cohorts
-        tf = self.tf
-        tb = self.tb
-        start_ns = self.start_ns
-        cur_job = self.cur_job
-        cur_worker = self.cur_worker
-        gpu_version = self.gpu_version
-        intervals = self._intervals
-        # Tasks started, grouped by (job, task) in order of appearance: [job, phase, workers, GPUs, end].
-        groups: dict[int, list] = {}
-        plain: list[tuple[int, int]] | None = None if self.fast else []
-        started = 0
+        # Tasks started, grouped by (job, task) in order of appearance: key 2·job + (backward task)
+        # -> ([workers], [GPUs]). The per-task bookkeeping is done per group afterwards.
+        groups: dict[int, tuple[list[int], list[int]]] = {}
         for g in decide:
             flag[g] = False
             if busy[g] or cohort_of_gpu[g] is not None:
@@ -760,24 +755,117 @@ class TaskLevelSimulator:
             if not here:
                 continue
             if len(here) == 1:
-                best = next(iter(here))
-                best_w = here[best]
+                best, best_w = here.popitem()
             else:
-                best = -1
-                best_r = 0
-                best_w = 0
-                for job, w in here.items():  # SRSF, ties to the lower job index (order-free)
-                    r = R[job] if not cohorts[job] else self._job_R(job, t)
-                    if best < 0 or r < best_r or (r == best_r and job < best):
-                        best, best_r, best_w = job, r, w
-            del here[best]
-            # Start the task (line 28).
+                best, best_w = self._srsf_pick(here, t)
+                del here[best]
+            busy[g] = True
+            key = best + best if phase[best][best_w] == FW_READY else best + best + 1
+            group = groups.get(key)
+            if group is None:
+                groups[key] = ([best_w], [g])
+            else:
+                group[0].append(best_w)
+                group[1].append(g)
+        if not groups:
+            return
+        # Start the tasks (line 28).
+        tf = self.tf
+        tb = self.tb
+        start_ns = self.start_ns
+        intervals = self._intervals
+        started = 0
+        for key, (workers, gpus) in groups.items():
+            job = key >> 1
+            job_phase = phase[job]
+            if key & 1:
+                for w in workers:
+                    job_phase[w] = BW_RUN
+                end = t + tb[job]
+            else:
+                for w in workers:
+                    job_phase[w] = FW_RUN
+                end = t + tf[job]
+            if start_ns[job] < 0:
+                start_ns[job] = t
+            if intervals is not None:
+                for g in gpus:
+                    intervals[g].append((t, end, job))
+            started += len(workers)
+        self.stats.compute_tasks_started += started
+        G = self.G
+        single = None
+        self._in_compute_pass = True
+        for key, (workers, gpus) in groups.items():
+            job = key >> 1
+            if len(workers) > 1 or not key & 1 or G[job] == 1:
+                self._cohort_start(job, workers, gpus, t, BW_RUN if key & 1 else FW_RUN)
+            elif single is None:
+                single = [key]
+            else:
+                single.append(key)
+        self._in_compute_pass = False
+        if single is not None:
+            # One backward task of a multi-GPU job, not absorbed by a cohort: a task-end event.
+            heap = self._heap
+            cur_job = self.cur_job
+            cur_worker = self.cur_worker
+            gpu_version = self.gpu_version
+            for key in single:
+                job = key >> 1
+                workers, gpus = groups[key]
+                g = gpus[0]
+                cur_job[g] = job
+                cur_worker[g] = workers[0]
+                gpu_version[g] = version = gpu_version[g] + 1
+                self._seq += 1
+                heapq.heappush(heap, (t + tb[job], self._seq, _EV_TASK, g, version))
+
+    def _srsf_pick(self, here: dict[int, int], t: int) -> tuple[int, int]:
+        """SRSF among the ready workers ``{job: worker}`` of one GPU, ties to the lower job index."""
+        R = self.R
+        cohorts = self.cohorts
+        best = -1
+        best_r = 0
+        best_w = 0
+        for job, w in here.items():  # order-free
+            r = R[job] if not cohorts[job] else self._job_R(job, t)
+            if best < 0 or r < best_r or (r == best_r and job < best):
+                best, best_r, best_w = job, r, w
+        return best, best_w
+
+    def _compute_pass_reference(self, t: int, decide: list[int]) -> None:
+        """The compute pass of the reference path (``fast=False``): one task-end event per task."""
+        flag = self._decide_flag
+        busy = self.busy
+        ready = self._ready
+        phase = self.phase
+        tf = self.tf
+        tb = self.tb
+        start_ns = self.start_ns
+        cur_job = self.cur_job
+        cur_worker = self.cur_worker
+        gpu_version = self.gpu_version
+        intervals = self._intervals
+        plain: list[tuple[int, int]] = []
+        for g in decide:
+            flag[g] = False
+            if busy[g]:
+                continue
+            here = ready[g]
+            if not here:
+                continue
+            if len(here) == 1:
+                best, best_w = here.popitem()
+            else:
+                best, best_w = self._srsf_pick(here, t)
+                del here[best]
             job_phase = phase[best]
             if job_phase[best_w] == FW_READY:
-                job_phase[best_w] = ph = FW_RUN
+                job_phase[best_w] = FW_RUN
                 end = t + tf[best]
             else:
-                job_phase[best_w] = ph = BW_RUN
+                job_phase[best_w] = BW_RUN
                 end = t + tb[best]
             if start_ns[best] < 0:
                 start_ns[best] = t
@@ -787,38 +875,15 @@ class TaskLevelSimulator:
             cur_job[g] = best
             cur_worker[g] = best_w
             gpu_version[g] += 1
-            started += 1
-            if plain is not None:
-                plain.append((g, end))
-                continue
-            key = 2 * best + (ph == BW_RUN)
-            group = groups.get(key)
-            if group is None:
-                groups[key] = [best, ph, [best_w], [g], end]
-            else:
-                group[2].append(best_w)
-                group[3].append(g)
-        if not started:
+            plain.append((g, end))
+        if not plain:
             return
-        self.stats.compute_tasks_started += started
+        self.stats.compute_tasks_started += len(plain)
         heap = self._heap
         push = heapq.heappush
-        if plain is not None:
-            # Reference path: one task-end event per task, in the order the tasks started.
-            for g, end in plain:
-                self._seq += 1
-                push(heap, (end, self._seq, _EV_TASK, g, gpu_version[g]))
-            return
-        G = self.G
-        self._in_compute_pass = True
-        for job, ph, workers, gpus, _ in groups.values():
-            if len(workers) > 1 or ph == FW_RUN or G[job] == 1:
-                self._cohort_start(job, workers, gpus, t, ph)
-        self._in_compute_pass = False
-        for job, ph, workers, gpus, end in groups.values():
-            if len(workers) == 1 and ph == BW_RUN and G[job] > 1:  # not absorbed by a cohort
-                self._seq += 1
-                push(heap, (end, self._seq, _EV_TASK, gpus[0], gpu_version[gpus[0]]))
+        for g, end in plain:  # in the order the tasks started
+            self._seq += 1
+            push(heap, (end, self._seq, _EV_TASK, g, gpu_version[g]))
 
     # =================================================================== compute tasks
     def _task_end(self, g: int, t: int) -> None:
