@@ -608,6 +608,8 @@ class TaskLevelSimulator:
         comm_count = self.comm_count
         watch_dec = self._watch_dec
         watch_inc = self._watch_inc
+        wait_dec = self._wait_dec
+        wait_inc = self._wait_inc
         heappop = heapq.heappop
         todo = self._comm_dirty if lazy else set(waiting)
         self._comm_dirty = set()
@@ -617,8 +619,11 @@ class TaskLevelSimulator:
             # answer is still no); one whose watched server an admission touches is (re)considered
             # in this round if it comes later in the order, else in the next round at this instant.
             in_round = todo if waiting.issuperset(todo) else todo & waiting
-            heap = [(R[j], j) for j in in_round]
-            if len(heap) > 1:
+            if len(in_round) == 1:
+                for j in in_round:
+                    heap = [(R[j], j)]
+            else:
+                heap = [(R[j], j) for j in in_round]
                 heapq.heapify(heap)
             self._pass_round = heap
             self._pass_in_round = in_round
@@ -645,8 +650,22 @@ class TaskLevelSimulator:
                 else:
                     hold_server[job] = hs
                     hold_count[job] = hm
-                    if lazy and (watch_dec[job] != dec or watch_inc[job] != inc):
-                        self._comm_rewatch(job, dec, inc)
+                    if lazy:
+                        # Register on the servers whose change may turn the refusal (inlined _comm_rewatch).
+                        old = watch_dec[job]
+                        if old != dec:
+                            for s in old:
+                                wait_dec[s].discard(job)
+                            for s in dec:
+                                wait_dec[s].add(job)
+                            watch_dec[job] = dec
+                        old = watch_inc[job]
+                        if old != inc:
+                            for s in old:
+                                wait_inc[s].discard(job)
+                            for s in inc:
+                                wait_inc[s].add(job)
+                            watch_inc[job] = inc
             todo = self._pass_next
             if not lazy and todo:
                 todo = set(waiting)
@@ -1157,6 +1176,14 @@ class TaskLevelSimulator:
             raise InvariantError(f"cohort of job {c.job}: strict decision query inside its all-reduce at {t}")
         return t
 
+    def _alone_on_servers(self, job: int) -> bool:
+        """Is ``job`` the only multi-server job resident on each of its servers?"""
+        multi_on_server = self.multi_on_server
+        for s in self.job_servers[job]:
+            if multi_on_server[s] != 1:
+                return False
+        return True
+
     def _has_other_ready(self, job: int) -> bool:
         """Does another job have a ready task on one of ``job``'s GPUs?"""
         ready = self._ready
@@ -1191,11 +1218,7 @@ class TaskLevelSimulator:
                 # One server: the all-reduce is free, so whole iterations follow back to back.
                 c.whole = True
                 c.end = origin + iters_left * tc
-            elif (
-                self._solo_comm_ok
-                and all(self.multi_on_server[s] == 1 for s in self.job_servers[job])
-                and not self._has_other_ready(job)
-            ):
+            elif self._solo_comm_ok and self._alone_on_servers(job) and not self._has_other_ready(job):
                 # No other multi-server job on its servers, so nobody can contend for its NICs and
                 # its all-reduce is admitted at once with k = 1; no other work waits on its GPUs.
                 c.comm_ns = self.allreduce_ns(job, 1)
