@@ -312,6 +312,13 @@ class TaskLevelSimulator:
         self.comm_bank_rem = [0.0] * n  # ... with this many bytes left
         self.comm_end = [0] * n
         self.comm_version = [0] * n
+        # Lazy re-posting of all-reduce end events: a running all-reduce has one live heap entry
+        # (time _comm_entry, version comm_version). When a re-rating moves its end later, no entry
+        # is posted; the live one, when it pops early, re-posts itself at comm_end with the
+        # sequence number the re-rating drew (_comm_seq), i.e. exactly the entry an eager re-post
+        # would have made. Fewer heap entries and stale pops, same event order.
+        self._comm_entry = [-1] * n
+        self._comm_seq = [0] * n
         self.comm_speedup = [1] * n  # authors' probe defect: 1 + number of waiting probers
         self._probe_marks: dict[int, int] = {}  # waiting prober job -> probed job (defect mode)
         # A rejected all-reduce is reconsidered only when the tasks on one of its servers changed,
@@ -472,6 +479,10 @@ class TaskLevelSimulator:
         gpu_version = self.gpu_version
         comm_version = self.comm_version
         comm_running = self.comm_running
+        comm_end_ns = self.comm_end
+        comm_entry = self._comm_entry
+        comm_seq = self._comm_seq
+        push = heapq.heappush
         task_end = self._task_end
         comm_end = self._comm_end
         cohort_compute_end = self._cohort_compute_end
@@ -508,7 +519,12 @@ class TaskLevelSimulator:
                             task_end(x, t)
                     elif kind == _EV_COMM:
                         if ver == comm_version[x] and x in comm_running:
-                            comm_end(x, t)
+                            end = comm_end_ns[x]
+                            if end == t:
+                                comm_end(x, t)
+                            else:  # slowed down since posted: re-post (see _comm_entry)
+                                comm_entry[x] = end
+                                push(heap, (end, comm_seq[x], _EV_COMM, x, ver))
                     elif ver == x.version and x.active:
                         if x.hold and t == x.end:
                             cohort_compute_end(x, t)
@@ -1062,6 +1078,7 @@ class TaskLevelSimulator:
             if wait_dec[s]:
                 self._server_tasks_changed(s, False)
         self.comm_version[job] += 1
+        self._comm_entry[job] = -1
         self._need_comm = True
         if changed is not None:
             rerate = self._rerate
@@ -1098,9 +1115,15 @@ class TaskLevelSimulator:
         comm_per_byte[job] = per_byte
         end = bank_t[job] + math.ceil(self.comm_bank_rem[job] * per_byte)
         self.comm_end[job] = end
+        self._seq += 1
+        entry = self._comm_entry[job]
+        if 0 <= entry < end:
+            self._comm_seq[job] = self._seq  # the live entry pops earlier and re-posts itself
+            return
         version = self.comm_version[job] + 1
         self.comm_version[job] = version
-        self._seq += 1
+        self._comm_entry[job] = end
+        self._comm_seq[job] = self._seq
         heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, version))
 
     def _apply_probe_defect(self, t: int) -> None:
@@ -1474,6 +1497,8 @@ class TaskLevelSimulator:
         self.comm_speedup[job] = 1
         self.comm_version[job] += 1
         self._seq += 1
+        self._comm_entry[job] = end
+        self._comm_seq[job] = self._seq
         heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
         for s in self.job_servers[job]:
             self._server_tasks_changed(s, True)
