@@ -1095,12 +1095,8 @@ class TaskLevelSimulator:
         return rem if rem > 0.0 else 0.0
 
     def _rerate(self, job: int, t: int) -> None:
-        count = self.comm_count
-        k = 0
-        for s in self.job_servers[job]:
-            c = count[s]
-            if c > k:
-                k = c
+        servers = self.job_servers[job]
+        k = max(map(self.comm_count.__getitem__, servers)) if len(servers) > 1 else self.comm_count[servers[0]]
         per_byte = (k * self.b_ns + (k - 1) * self.eta_ns) / self.comm_speedup[job]
         comm_per_byte = self.comm_per_byte
         old = comm_per_byte[job]
@@ -1352,12 +1348,7 @@ class TaskLevelSimulator:
         self.R[job] -= size * (self._work(c, x) - c.work0)
         c.active = False
         self.cohorts[job].remove(c)
-        cohort_of_gpu = self.cohort_of_gpu
-        for g in c.gpus:
-            cohort_of_gpu[g] = None
-            self.busy[g] = False
-            self.cur_job[g] = -1
-            self._mark_decide(g)
+        self._free_gpus(c.gpus)
         if c.whole:
             n, r = divmod(x, c.period)
         else:
@@ -1431,12 +1422,22 @@ class TaskLevelSimulator:
             ready = self._ready
             for w, g in enumerate(self.job_gpus[job]):
                 ready[g][job] = w
+        self._free_gpus(c.gpus)
+
+    def _free_gpus(self, gpus: list[int]) -> None:
+        """A cohort's GPUs are idle again: no cohort, not busy, to be decided in this compute pass."""
         cohort_of_gpu = self.cohort_of_gpu
-        for g in c.gpus:
+        busy = self.busy
+        cur_job = self.cur_job
+        flag = self._decide_flag
+        decide = self._decide
+        for g in gpus:
             cohort_of_gpu[g] = None
-            self.busy[g] = False
-            self.cur_job[g] = -1
-            self._mark_decide(g)
+            busy[g] = False
+            cur_job[g] = -1
+            if not flag[g]:
+                flag[g] = True
+                decide.append(g)
 
     def _restart_held(self, t: int) -> None:
         """Held gangs whose all-reduce ended at ``t`` and whose GPUs are still uncontested restart."""
