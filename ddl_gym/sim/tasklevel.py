@@ -88,11 +88,13 @@ Engine (decisions):
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -126,10 +128,32 @@ class _Cohort:
 
     __slots__ = ("job", "size", "workers", "gpus", "t0", "origin", "phase0", "iter0", "period", "comm_ns",
                  "whole", "end", "work0", "cut", "version", "active", "hold", "holding", "pending")
+    # Declared types (the compiled build, see _native_simulator, stores them unboxed).
+    job: int
+    size: int
+    workers: list[int]
+    gpus: list[int]
+    t0: int
+    origin: int
+    phase0: int
+    iter0: int
+    period: int
+    comm_ns: int
+    whole: bool
+    end: int
+    work0: int
+    cut: int
+    version: int
+    active: bool
+    hold: bool
+    holding: bool
+    pending: bool
 
 
+# <shared> (the compiled build imports these from this module: one class for both builds)
 class InvariantError(AssertionError):
     """A task-level simulator invariant was violated (debug mode only)."""
+# </shared>
 
 
 class TaskPlacement(Protocol):
@@ -158,6 +182,7 @@ class CommAdmission(Protocol):
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool: ...
 
 
+# <shared>
 @dataclass
 class EngineStats:
     """Counters of one run (for profiling and the reproduction report)."""
@@ -172,6 +197,7 @@ class EngineStats:
     comm_passes: int = 0
     placement_passes: int = 0
     decision_points: int = 0
+# </shared>
 
 
 class TaskLevelSimulator:
@@ -342,7 +368,8 @@ class TaskLevelSimulator:
 
         # Event machinery.
         self.now_ns = 0
-        self._heap: list[tuple[int, int, int, int, int]] = []
+        # (time_ns, seq, kind, subject, version); subject: a GPU, a job or a _Cohort.
+        self._heap: list[Any] = []
         self._seq = 0
         self._next_arrival = 0
         self.queue: list[int] = []
@@ -473,6 +500,8 @@ class TaskLevelSimulator:
         """
         n = self.num_jobs
         heap = self._heap
+        t: Any  # int ns, or inf when nothing is left
+        x: Any  # event subject
         arrival = self.arrival_ns
         stats = self.stats
         pop = heapq.heappop
@@ -498,7 +527,7 @@ class TaskLevelSimulator:
                     t = next_arrival
                 if t > limit:
                     if limit > self.now_ns:
-                        self.now_ns = limit  # nothing happens in between: the clock just moves on
+                        self.now_ns = limit  # type: ignore[assignment]  # nothing happens in between
                     return False
                 if t == inf:
                     raise InvariantError(
@@ -512,7 +541,10 @@ class TaskLevelSimulator:
                 # 1. Every event at t (Alg. 3 lines 4-5): task ends, all-reduce ends, cohort ends/cuts.
                 events = 0
                 while heap and heap[0][0] == t:
-                    _, _, kind, x, ver = pop(heap)
+                    event = pop(heap)
+                    kind = event[2]
+                    x = event[3]
+                    ver = event[4]
                     events += 1
                     if kind == _EV_TASK:
                         if ver == gpu_version[x]:
@@ -1000,8 +1032,9 @@ class TaskLevelSimulator:
             self._decide.append(g)
 
     def _finish(self, job: int, t: int) -> None:
-        if self.held[job] is not None:
-            self._release_held(self.held[job], t)
+        held = self.held[job]
+        if held is not None:
+            self._release_held(held, t)
         if self.R[job] != 0 or self.cohorts[job]:
             raise InvariantError(f"job {job} finished with remaining service {self.R[job]} ns (work not conserved)")
         self.state[job] = DONE
@@ -1616,3 +1649,39 @@ class TaskLevelSimulator:
             policy=policy,
             extra={"engine": "task", "stats": dict(vars(self.stats))},
         )
+
+
+# <pure-only> (not in the compiled build)
+#: This module's simulator as plain Python, whichever build :data:`TaskLevelSimulator` names.
+PurePythonTaskLevelSimulator = TaskLevelSimulator
+
+
+def _native_simulator() -> type[TaskLevelSimulator] | None:
+    """The compiled build of this very source, if built and not disabled; else None.
+
+    ``python scripts/build_tasklevel_native.py`` compiles this file with mypyc (same code, same
+    arithmetic: the schedules are bit-identical, the tests and the bench check it) into
+    ``ddl_gym/sim/_tasklevel_native*.so``, stamped with the sha256 of this source. It is used only
+    while the stamp matches, so an edit here falls back to plain Python until it is rebuilt.
+    ``DDL_GYM_PURE_PYTHON=1`` disables it.
+    """
+    if os.environ.get("DDL_GYM_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from ddl_gym.sim import _tasklevel_native as native  # type: ignore
+    except ImportError:
+        return None
+    with open(__file__, "rb") as source:
+        digest = hashlib.sha256(source.read()).hexdigest()
+    if getattr(native, "SOURCE_SHA256", None) != digest:
+        return None
+    return native.TaskLevelSimulator  # type: ignore[no-any-return]
+
+
+#: ``"native"`` (the compiled build) or ``"python"``: which build :data:`TaskLevelSimulator` is.
+BUILD = "python"
+_NATIVE = _native_simulator()
+if _NATIVE is not None:
+    TaskLevelSimulator = _NATIVE  # type: ignore[misc]
+    BUILD = "native"
+# </pure-only>
