@@ -13,11 +13,17 @@ every job's start, finish and placement time and GPUs; plus the digest recorded 
 median over the 16 combinations of the per-combination speed-ups (goal: >= 3).
 
 ``--quick``: the same 16 combinations on a 48-job episode (the golden world), one repeat.
+
+"new" is whichever build ``ddl_gym.sim.tasklevel`` uses: the mypyc-compiled one when
+``scripts/build_tasklevel_native.py`` has been run (and its stamp matches the source), else plain
+Python. With the compiled build the plain-Python engine is timed as well (third run of each
+repeat, column "python CPU-s"), so one table shows both.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import platform
@@ -27,6 +33,7 @@ import sys
 import time
 import types
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -85,11 +92,23 @@ def schedule_digest(sim: Any) -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def _engine_class(module: Any, cls: Any) -> Iterator[None]:
+    """Make ``module``'s policies build ``cls`` (e.g. the plain-Python engine) for a while."""
+    saved = module.TaskLevelSimulator
+    module.TaskLevelSimulator = cls
+    try:
+        yield
+    finally:
+        module.TaskLevelSimulator = saved
+
+
 def run_once(module: Any, placement: str, comm: str, scenario: Any, cluster: Any, workload: Any,
-             seed: int = 0) -> dict[str, Any]:
-    """CPU and wall seconds of one episode with ``module``'s policy and engine."""
+             seed: int = 0, engine: Any = None) -> dict[str, Any]:
+    """CPU and wall seconds of one episode with ``module``'s policy and engine (or ``engine``)."""
     policy = module.AdaSRSFPolicy(placement, comm)
-    sim = policy.make_simulator(scenario, cluster, workload, np.random.default_rng(seed))
+    with _engine_class(module, engine or module.TaskLevelSimulator):
+        sim = policy.make_simulator(scenario, cluster, workload, np.random.default_rng(seed))
     c0, t0 = time.process_time(), time.perf_counter()
     sim.advance()
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
@@ -123,6 +142,9 @@ def run(quick: bool = False, repeats: int | None = None, combos: list[tuple[str,
         baseline: str = BASELINE_COMMIT) -> dict[str, Any]:
     """All figures as a dict (see the module docstring)."""
     import ddl_gym.baselines.ada_srsf as current
+    from ddl_gym.sim import tasklevel
+
+    pure = tasklevel.PurePythonTaskLevelSimulator if tasklevel.BUILD == "native" else None
 
     repeats = repeats or (1 if quick else 3)
     combos = combos or [(p, c) for p in PLACEMENTS for c in COMMS]
@@ -132,10 +154,11 @@ def run(quick: bool = False, repeats: int | None = None, combos: list[tuple[str,
     report: dict[str, Any] = {
         "quick": quick, "repeats": repeats, "python": platform.python_version(), "machine": platform.machine(),
         "episode": f"{workload.num_jobs} jobs on {cluster.num_gpus} GPUs (scenario ada-srsf, seed 0)",
-        "baseline": baseline if not isinstance(old, str) else old, "rows": [],
+        "baseline": baseline if not isinstance(old, str) else old, "build": tasklevel.BUILD, "rows": [],
     }
     for placement, comm in combos:
-        row: dict[str, Any] = {"combination": f"{placement}+{comm}", "new_cpu_s": [], "old_cpu_s": []}
+        row: dict[str, Any] = {"combination": f"{placement}+{comm}", "new_cpu_s": [], "old_cpu_s": [],
+                               "python_cpu_s": []}
         for _ in range(repeats):
             if not isinstance(old, str):
                 before = run_once(old, placement, comm, scenario, cluster, workload)
@@ -143,6 +166,11 @@ def run(quick: bool = False, repeats: int | None = None, combos: list[tuple[str,
                 row["old_digest"] = before["digest"]
                 row["old_decision_points"] = before["decision_points"]
                 del before
+            if pure is not None:
+                plain = run_once(current, placement, comm, scenario, cluster, workload, engine=pure)
+                row["python_cpu_s"].append(plain["cpu_s"])
+                row["python_digest"] = plain["digest"]
+                del plain
             after = run_once(current, placement, comm, scenario, cluster, workload)
             row["new_cpu_s"].append(after["cpu_s"])
             row["new_digest"] = after["digest"]
@@ -152,10 +180,14 @@ def run(quick: bool = False, repeats: int | None = None, combos: list[tuple[str,
             row["matches_recorded"] = _golden_digest(after["sim"]) == recorded[key]
         row["new"] = _spread(row["new_cpu_s"])
         row["us_per_decision_point"] = 1e6 * row["new"]["median"] / max(1, row["decision_points"])
+        if row["python_cpu_s"]:
+            row["python"] = _spread(row["python_cpu_s"])
         if row["old_cpu_s"]:
             row["old"] = _spread(row["old_cpu_s"])
             row["speedup"] = row["old"]["median"] / row["new"]["median"]
-            row["identical"] = row["old_digest"] == row["new_digest"]
+            row["identical"] = row["old_digest"] == row["new_digest"] == row.get("python_digest", row["new_digest"])
+            if "python" in row:
+                row["python_speedup"] = row["old"]["median"] / row["python"]["median"]
         report["rows"].append(row)
         print(f"  {row['combination']}: new {row['new']['median']:.2f} s"
               + (f", old {row['old']['median']:.2f} s, x{row['speedup']:.2f}, identical={row['identical']}"
@@ -164,6 +196,9 @@ def run(quick: bool = False, repeats: int | None = None, combos: list[tuple[str,
     if speedups:
         report["median_speedup"] = statistics.median(speedups)
         report["speedup_spread"] = _spread(speedups)
+        python = [r["python_speedup"] for r in report["rows"] if "python_speedup" in r]
+        if python:
+            report["python_speedup_spread"] = _spread(python)
         report["all_identical"] = all(r["identical"] for r in report["rows"])
     return report
 
@@ -172,11 +207,13 @@ def format_report(report: dict[str, Any]) -> str:
     """Markdown table of :func:`run`'s figures."""
     lines = [f"## Task-level engine (Ada-SRSF) per episode{' (quick)' if report['quick'] else ''}", "",
              f"{report['episode']}; CPU seconds per episode, min / median / max over {report['repeats']} "
-             f"repeat(s), old = engine at {report['baseline']}, runs alternating in one process "
-             f"(Python {report['python']}).", "",
-             "| combination | new CPU-s | old CPU-s | speed-up | decision points | µs / decision point | "
-             "identical schedule | = recorded digest |",
-             "|---|---:|---:|---:|---:|---:|---|---|"]
+             f"repeat(s), old = engine at {report['baseline']}, new = this engine "
+             f"({'compiled with mypyc' if report['build'] == 'native' else 'plain Python'})"
+             f"{', python = this engine as plain Python' if report['build'] == 'native' else ''}, runs alternating "
+             f"in one process (Python {report['python']}).", "",
+             "| combination | new CPU-s | old CPU-s | speed-up | python CPU-s | python speed-up | decision points "
+             "| µs / decision point | identical schedule | = recorded digest |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
 
     def spread(s: dict[str, float] | None) -> str:
         return f"{s['min']:.2f} / {s['median']:.2f} / {s['max']:.2f}" if s else "–"
@@ -185,7 +222,9 @@ def format_report(report: dict[str, Any]) -> str:
         recorded = {True: "yes", False: "**NO**"}.get(r.get("matches_recorded"), "–")
         identical = {True: "yes", False: "**NO**"}.get(r.get("identical"), "–")
         speedup = f"×{r['speedup']:.2f}" if "speedup" in r else "–"
+        python_speedup = f"×{r['python_speedup']:.2f}" if "python_speedup" in r else "–"
         lines.append(f"| {r['combination']} | {spread(r['new'])} | {spread(r.get('old'))} | {speedup} | "
+                     f"{spread(r.get('python'))} | {python_speedup} | "
                      f"{r['decision_points']:,} | {r['us_per_decision_point']:.1f} | {identical} | {recorded} |")
     if "median_speedup" in report:
         s = report["speedup_spread"]
@@ -193,6 +232,10 @@ def format_report(report: dict[str, Any]) -> str:
         lines += ["", f"Median speed-up over the {len(report['rows'])} combinations: ×{report['median_speedup']:.2f} "
                       f"(min ×{s['min']:.2f}, max ×{s['max']:.2f}): {verdict} the goal of ×{GOAL:g}; schedules "
                       f"{'identical in every combination' if report['all_identical'] else 'DIFFER'}."]
+        if "python_speedup_spread" in report:
+            p = report["python_speedup_spread"]
+            lines += ["", f"Plain-Python build of this engine: median ×{p['median']:.2f} "
+                          f"(min ×{p['min']:.2f}, max ×{p['max']:.2f}) over the baseline."]
     else:
         lines += ["", f"No baseline: {report['baseline']}."]
     return "\n".join(lines)
