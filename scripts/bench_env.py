@@ -251,6 +251,7 @@ VECTOR_CASES = (  # (kind, envs, workers); "parent steps a share": num_workers c
     ("ddl-gym BatchedVectorEnv", 16, 2),
     ("ddl-gym BatchedVectorEnv" + PARENT_SUFFIX, 16, 2),
     ("ddl-gym BatchedVectorEnv" + PARENT_SUFFIX, 32, 2),
+    ("ddl-gym BatchedVectorEnv" + PARENT_SUFFIX, 64, 2),
     ("ddl-gym BatchedSubprocVecEnv (SB3)", 8, 2),
     ("ddl-gym BatchedSubprocVecEnv (SB3)" + PARENT_SUFFIX, 16, 2),
 )
@@ -258,7 +259,7 @@ VECTOR_CASES = (  # (kind, envs, workers); "parent steps a share": num_workers c
 
 def vectors(repeats: int, quick: bool) -> dict[str, Any]:
     """Figures (b): total steps per wall second per case, and per-repeat ratios to one process."""
-    steps = 2_000 if quick else 12_000
+    steps = 2_000 if quick else 24_000
     rates: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
     for _ in range(repeats):

@@ -546,10 +546,15 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def make_async_vec(env_id: str = "ddl_gym:DDLCluster-v0", num_envs: int = 8, num_workers: int = 2,
+def make_async_vec(env_id: str = "ddl_gym:DDLCluster-v0", num_envs: int = 32, num_workers: int = 2,
                    **env_kwargs: Any) -> BatchedVectorEnv:
-    """``BatchedVectorEnv(env_id, num_envs, num_workers, env_kwargs)``: the tuned Gymnasium vector env."""
-    return BatchedVectorEnv(env_id, num_envs=num_envs, num_workers=num_workers, env_kwargs=env_kwargs)
+    """The tuned Gymnasium vector env: ``BatchedVectorEnv`` with the caller stepping one share.
+
+    32 envs on 2 processes (the caller and one worker) was the fastest measured layout on 2 cores
+    (``python scripts/bench_env.py``, section (b)); use ``num_workers`` = free cores.
+    """
+    return BatchedVectorEnv(env_id, num_envs=num_envs, num_workers=num_workers, env_kwargs=env_kwargs,
+                            step_in_parent=True)
 
 
 __all__ = ["BatchedVectorEnv", "BatchedSubprocVecEnv", "INFO_FIELDS", "make_async_vec"]
