@@ -97,3 +97,22 @@ def test_fork_of_placement_env_replays() -> None:
     for action in _masked_actions(env, np.random.default_rng(9), 10_000):
         _assert_same_transition(env.step(action), twin.step(action))
     assert env.result().summary() == twin.result().summary()
+
+
+def test_fork_copies_the_generator_state_at_fork_time_and_builds_it_only_when_drawn() -> None:
+    """The fork's generator is built lazily from a snapshot: later draws of the parent do not leak in."""
+    env = DDLClusterEnv("small", placements=("pack", "random"))
+    env.reset(seed=7)
+    expected = env.fork().np_random.random()  # what a generator copied now draws first
+    twin = env.fork()
+    grandchild = twin.fork()  # a fork of a fork that has not built its generator yet
+    env.np_random.random()  # the parent moves on
+    assert twin._np_random is None  # nothing built yet: pack-only play never needs it
+    pack = 1 + 2 * 0  # slot 0, rule "pack"
+    if twin.action_masks()[pack]:
+        twin.step(pack)
+    assert twin._np_random is None
+    assert twin.np_random.random() == expected
+    assert grandchild.np_random.random() == expected
+    twin.np_random = np.random.default_rng(1)  # assigning a generator replaces a pending snapshot
+    assert twin.np_random.random() == np.random.default_rng(1).random()

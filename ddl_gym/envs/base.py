@@ -101,12 +101,34 @@ class DiscreteActions(gym.spaces.Discrete):
         return self.start + self.dtype.type(valid[self.np_random.integers(0, valid.size)])
 
 
+_THROWAWAY_SEED = np.random.SeedSequence(0)
+
+
 class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
     """Base class: a Gymnasium env driving one :class:`Simulator` per episode."""
 
     sim: Simulator | None
     #: whether the observation does not depend on the cluster's size (server count may vary per episode)
     _size_free_observation: bool = False
+    #: a fork's generator state, copied into a generator only when first used (see :meth:`fork`)
+    _pending_rng: tuple[type, dict[str, Any]] | None = None
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """Gymnasium's generator; in a fork it is built from the parent's state on first use."""
+        if self._np_random is None and self._pending_rng is not None:
+            bit_generator_type, state = self._pending_rng
+            # A fixed seed, overwritten at once: avoids drawing OS entropy for a state we discard.
+            bit_generator = bit_generator_type(_THROWAWAY_SEED)
+            bit_generator.state = state
+            self._np_random = np.random.Generator(bit_generator)
+            self._pending_rng = None
+        return gym.Env.np_random.fget(self)  # type: ignore[attr-defined]
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._pending_rng = None
+        gym.Env.np_random.fset(self, value)  # type: ignore[attr-defined]
 
     def _setup_common(self, scenario: str | Scenario, *, reward: str, reward_scale: float, render_mode: str | None,
                       invalid_action: str, invalid_action_penalty: float, max_decisions: int | str | None,
@@ -233,12 +255,12 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
         """
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
-        twin._np_random = None
         if self._np_random is not None:
-            # A fixed seed, overwritten at once: avoids drawing OS entropy for a state we discard.
-            generator = np.random.Generator(type(self._np_random.bit_generator)(0))
-            generator.bit_generator.state = self._np_random.bit_generator.state
-            twin._np_random = generator
+            # Only the state is copied now (a dict); the twin builds its generator when it first draws.
+            # MCTS forks hundreds of envs per decision whose rollouts (pack, ca, ...) never draw.
+            bit_generator = self._np_random.bit_generator
+            twin._np_random = None
+            twin._pending_rng = (type(bit_generator), bit_generator.state)
         twin.sim = self.sim.fork() if self.sim is not None else None
         self._fork_state(twin)
         return twin

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
-from ddl_gym.placement import PlacementRule, get_placement_rule
+from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
@@ -385,7 +385,11 @@ class DDLClusterEnv(SimulatorEnv):
         if action > 0:
             slot, rule = divmod(action - 1, P)
             job = self._window[slot]
-            sim.start(job, self._rules[rule](sim, job, self._np_random))  # seeded by reset()
+            place = self._rules[rule]
+            # Seeded by reset(). A fork builds its generator on first use (base.fork); rules that never
+            # draw get whatever is there, so MCTS rollouts with pack/ca/... never build one.
+            rng = self._np_random if self._np_random is not None or place in DRAWLESS_RULES else self.np_random
+            sim.start(job, place(sim, job, rng))
             # Only the env starts jobs: drop the job from the ranked queue; the window is rebuilt below.
             self._queued_gpus -= self._gpus[job]
             if self._rank is not None:
