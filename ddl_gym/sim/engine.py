@@ -45,7 +45,7 @@ import heapq
 import math
 from array import array
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -976,24 +976,67 @@ class Simulator:
                 "resource_seconds": resource_s, "busy_gpu_seconds": busy}
 
     def fork(self) -> Simulator:
-        """An independent copy of the full simulator state (workload and model are shared, immutable)."""
+        """An independent copy of the full simulator state (workload and model are shared, immutable).
+
+        Everything is first shared (one dict update), then the mutable attributes are replaced by
+        copies following a plan made once per attribute layout (MCTS forks hundreds of times per
+        decision, so the per-attribute type dispatch is not repeated each time).
+        """
         twin = object.__new__(Simulator)
-        shared = {"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
-                  "server_gpus", "_arrival", "_gpus", "_iterations", "_weight"}
-        for key, value in self.__dict__.items():
-            if key in shared:
-                twin.__dict__[key] = value
-            elif isinstance(value, (np.ndarray, array)):
-                twin.__dict__[key] = value[:] if isinstance(value, array) else value.copy()
-            elif key == "_split_jobs":
-                twin.__dict__[key] = [set(s) for s in value]
-            elif key in ("_free_ids", "_by_free"):
-                twin.__dict__[key] = None if value is None else [list(s) for s in value]
-            elif isinstance(value, (list, dict)):
-                twin.__dict__[key] = value.copy()  # elements are immutable (or arrays never mutated in place)
-            else:
-                twin.__dict__[key] = value
+        source, target = self.__dict__, twin.__dict__
+        target.update(source)
+        layout = tuple(source)
+        plan = _FORK_PLANS.get(layout)
+        if plan is None:
+            plan = _FORK_PLANS[layout] = tuple((key, _fork_copy_kind(key, value)) for key, value in source.items()
+                                               if _fork_copy_kind(key, value) != _SHARE)
+        for key, kind in plan:
+            value = source[key]
+            if kind == _COPY:
+                # ndarray, list or dict (elements immutable, or arrays never mutated in place)
+                target[key] = value.copy() if value is not None else None
+            elif kind == _SLICE:
+                target[key] = value[:]  # array.array
+            elif kind == _SETS:
+                target[key] = [set(s) for s in value]
+            elif kind == _LISTS:
+                target[key] = None if value is None else [list(s) for s in value]
+            else:  # _BY_VALUE: an attribute that was None when the plan was made; decide from its value now
+                target[key] = _fork_value(key, value)
         return twin
+
+
+# ---------------------------------------------------------------------------- Simulator.fork plans
+_SHARE, _COPY, _SLICE, _SETS, _LISTS, _BY_VALUE = range(6)
+#: Attributes every fork shares: immutable, or read-only after construction.
+_FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
+                          "server_gpus", "_arrival", "_gpus", "_iterations", "_weight"})
+_FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, int], ...]] = {}
+
+
+def _fork_copy_kind(key: str, value: Any) -> int:
+    """How :meth:`Simulator.fork` copies attribute ``key`` (decided from its name and current type)."""
+    if key in _FORK_SHARED:
+        return _SHARE
+    if key == "_split_jobs":
+        return _SETS
+    if key in ("_free_ids", "_by_free"):
+        return _LISTS
+    if value is None:  # may become a container later: decide from the value at each fork
+        return _BY_VALUE
+    if isinstance(value, array):
+        return _SLICE
+    if isinstance(value, (np.ndarray, list, dict)):
+        return _COPY
+    return _SHARE  # scalars, tuples, frozensets, model objects
+
+
+def _fork_value(key: str, value: Any) -> Any:
+    kind = _fork_copy_kind(key, value)
+    if kind == _BY_VALUE or kind == _SHARE:
+        return value
+    return {_COPY: lambda v: v.copy(), _SLICE: lambda v: v[:], _SETS: lambda v: [set(s) for s in v],
+            _LISTS: lambda v: [list(s) for s in v]}[kind](value)
 
 
 class _Placements:
