@@ -91,6 +91,8 @@ LOWER_IS_BETTER: frozenset[str] = frozenset({
     "makespan_s", "avg_jct_s", "median_jct_s", "p95_jct_s", "avg_queue_s", "total_jct_s", "weighted_jct_s",
     "avg_slowdown", "decision_time_s", "wall_time_s", "weighted_completion", "rejected_jobs", "preemptions",
 })
+#: Metrics where larger is better (SMD's objective, utilisation).
+HIGHER_IS_BETTER: frozenset[str] = frozenset({"total_utility", "gpu_alloc_util", "gpu_compute_util"})
 LOCK_FILE = ".ddl-gym.lock"
 #: ``cache_key`` of rows that may never be reused (policy objects, whose content cannot be hashed).
 NO_CACHE_KEY = "-"
@@ -258,7 +260,8 @@ def paired_differences(summary: pd.DataFrame, reference: str,
     Returns:
         One row per (scenario, policy, metric): ``seeds``, ``diff_mean``, ``diff_ci``,
         ``rel_pct_mean``, ``rel_pct_ci`` (Student t, NaN for one seed), ``better`` (seeds where
-        the policy beats the reference, for metrics in :data:`LOWER_IS_BETTER`; else NaN) and
+        the policy beats the reference, for metrics in :data:`LOWER_IS_BETTER` or
+        :data:`HIGHER_IS_BETTER`; else NaN) and
         ``constant`` (every seed gave the same difference: extra seeds add nothing).
 
     Raises:
@@ -289,7 +292,12 @@ def paired_differences(summary: pd.DataFrame, reference: str,
                     rel = np.where(y != 0, 100.0 * diff / y, np.nan)
                 d_mean, d_ci, _ = mean_ci(diff)
                 r_mean, r_ci, _ = mean_ci(rel)
-                better = float(np.sum(diff < 0)) if metric in LOWER_IS_BETTER else math.nan
+                if metric in LOWER_IS_BETTER:
+                    better = float(np.sum(diff < 0))
+                elif metric in HIGHER_IS_BETTER:
+                    better = float(np.sum(diff > 0))
+                else:
+                    better = math.nan
                 rows.append({"scenario": scenario, "policy": policy, "reference": reference, "metric": metric,
                              "seeds": len(seeds), "diff_mean": d_mean, "diff_ci": d_ci, "rel_pct_mean": r_mean,
                              "rel_pct_ci": r_ci, "better": better,

@@ -76,7 +76,12 @@ class Board:
     seeds: tuple[int, ...] = HELD_OUT_SEEDS
     #: The summary metric the board ranks by (a column of the harness's ``summary.csv``).
     metric: str = "avg_jct_s"
-    higher_is_better: bool = False
+
+    @property
+    def higher_is_better(self) -> bool:
+        from ddl_gym.harness import HIGHER_IS_BETTER
+
+        return self.metric in HIGHER_IS_BETTER
 
     @property
     def metric_label(self) -> str:
@@ -115,7 +120,7 @@ BOARDS: tuple[Board, ...] = (
                "counts, as in the paper. `a-srpt-perfect` and the classic `sjf`/`srsf` orders rank jobs by their *true* "
                "iteration counts (clairvoyant), so they are oracle references here, not policies a scheduler could run "
                "on this trace; `fifo` needs no job sizes."),
-    *(Board(f"smd-{mode}", references=_SMD_REFERENCES, metric="total_utility", higher_is_better=True,
+    *(Board(f"smd-{mode}", references=_SMD_REFERENCES, metric="total_utility",
             title=f"SMD's interval world (Yu et al. INFOCOM'21 §V): 50 {mode.upper()}-SGD parameter-server jobs with sigmoid "
                   "utilities compete for one interval of pooled resources; admission by reservation. Ranked by total "
                   "utility (the paper's objective; higher is better). Reference policies only: no agent is shipped for it.",
@@ -209,10 +214,7 @@ def run_board(board: Board, *, cache: Path, workers: int | None = None, overwrit
             change, half, better = 0.0, 0.0, 0
         else:
             r = paired.loc[policy]
-            change, half = float(r["rel_pct_mean"]), float(r["rel_pct_ci"])
-            mine = pivot.loc[group["seed"], policy].to_numpy()
-            ref = pivot.loc[group["seed"], best].to_numpy()
-            better = int(np.sum(mine > ref) if board.higher_is_better else np.sum(mine < ref))
+            change, half, better = float(r["rel_pct_mean"]), float(r["rel_pct_ci"]), int(r["better"])
         row.update(metric=metric, vs_best_reference=best, change_pct=change, change_ci95_pct=half, seeds_better=better)
         rows.append(row)
     table = pd.DataFrame(rows).sort_values(f"{metric}_mean", ascending=not board.higher_is_better,

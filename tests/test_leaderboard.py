@@ -67,8 +67,8 @@ def test_a_higher_is_better_board_picks_the_highest_mean_and_counts_seeds_above_
     """SMD's board ranks by total utility: the best reference is the highest mean, 'better' means above it."""
     from ddl_gym.leaderboard import Board, run_board, write_board
 
-    board = Board("smd-sync", references=("esw", "optimus", "smd"), metric="total_utility", higher_is_better=True,
-                  seeds=(0, 1, 2))
+    board = Board("smd-sync", references=("esw", "optimus", "smd"), metric="total_utility", seeds=(0, 1, 2))
+    assert board.higher_is_better
     result = run_board(board, cache=tmp_path / "cache", workers=1)
     pivot = result.summary.pivot(index="seed", columns="policy", values="total_utility")
     assert result.best_reference == pivot.mean().idxmax()
