@@ -44,7 +44,7 @@ import bisect
 import heapq
 import math
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import numpy as np
@@ -988,55 +988,61 @@ class Simulator:
         layout = tuple(source)
         plan = _FORK_PLANS.get(layout)
         if plan is None:
-            plan = _FORK_PLANS[layout] = tuple((key, _fork_copy_kind(key, value)) for key, value in source.items()
-                                               if _fork_copy_kind(key, value) != _SHARE)
-        for key, kind in plan:
-            value = source[key]
-            if kind == _COPY:
-                # ndarray, list or dict (elements immutable, or arrays never mutated in place)
-                target[key] = value.copy() if value is not None else None
-            elif kind == _SLICE:
-                target[key] = value[:]  # array.array
-            elif kind == _SETS:
-                target[key] = [set(s) for s in value]
-            elif kind == _LISTS:
-                target[key] = None if value is None else [list(s) for s in value]
-            else:  # _BY_VALUE: an attribute that was None when the plan was made; decide from its value now
-                target[key] = _fork_value(key, value)
+            plan = _FORK_PLANS[layout] = tuple((key, copier) for key, value in source.items()
+                                               if (copier := _fork_copier(key, value)) is not None)
+        for key, copier in plan:
+            target[key] = copier(source[key])
         return twin
 
 
 # ---------------------------------------------------------------------------- Simulator.fork plans
-_SHARE, _COPY, _SLICE, _SETS, _LISTS, _BY_VALUE = range(6)
 #: Attributes every fork shares: immutable, or read-only after construction.
 _FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
                           "server_gpus", "_arrival", "_gpus", "_iterations", "_weight"})
-_FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, int], ...]] = {}
+#: Per attribute layout (the tuple of attribute names): the (name, copier) pairs of the mutable ones.
+_FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
 
 
-def _fork_copy_kind(key: str, value: Any) -> int:
-    """How :meth:`Simulator.fork` copies attribute ``key`` (decided from its name and current type)."""
+def _copy(value: Any) -> Any:
+    # ndarray, list or dict (elements immutable, or arrays never mutated in place)
+    return None if value is None else value.copy()
+
+
+def _copy_array(value: array) -> array:
+    return value[:]
+
+
+def _copy_lists(value: Any) -> Any:
+    return None if value is None else [list(s) for s in value]
+
+
+def _copy_sets(value: Any) -> Any:
+    return [set(s) for s in value]
+
+
+def _copy_by_value(key: str) -> Callable[[Any], Any]:
+    """For an attribute that was None when the plan was made: decide from its value at each fork."""
+    def copy(value: Any) -> Any:
+        copier = None if value is None else _fork_copier(key, value)
+        return value if copier is None else copier(value)
+    return copy
+
+
+def _fork_copier(key: str, value: Any) -> Callable[[Any], Any] | None:
+    """How :meth:`Simulator.fork` copies attribute ``key`` (None: shared), from its name and type."""
     if key in _FORK_SHARED:
-        return _SHARE
+        return None
     if key == "_split_jobs":
-        return _SETS
+        return _copy_sets
     if key in ("_free_ids", "_by_free"):
-        return _LISTS
-    if value is None:  # may become a container later: decide from the value at each fork
-        return _BY_VALUE
+        return _copy_lists
+    if value is None:
+        return _copy_by_value(key)
     if isinstance(value, array):
-        return _SLICE
+        return _copy_array
     if isinstance(value, (np.ndarray, list, dict)):
-        return _COPY
-    return _SHARE  # scalars, tuples, frozensets, model objects
-
-
-def _fork_value(key: str, value: Any) -> Any:
-    kind = _fork_copy_kind(key, value)
-    if kind == _BY_VALUE or kind == _SHARE:
-        return value
-    return {_COPY: lambda v: v.copy(), _SLICE: lambda v: v[:], _SETS: lambda v: [set(s) for s in v],
-            _LISTS: lambda v: [list(s) for s in v]}[kind](value)
+        return _copy
+    return None  # scalars, tuples, frozensets, model objects
 
 
 class _Placements:
