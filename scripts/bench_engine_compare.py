@@ -44,17 +44,27 @@ def measure(tree: str, policy: str, gpus: int, load: float, jobs: int) -> float:
     return float(json.loads(out.stdout.strip().splitlines()[-1])["jobs_per_cpu_s"])
 
 
-def instructions(tree: str, policy: str, gpus: int, load: float, jobs: int) -> int:
-    """Instructions callgrind counts for one run (whole process)."""
+def callgrind_instructions(python_args: list[str], tree: str | None = None, cwd: str | None = None) -> int:
+    """Instructions valgrind's callgrind counts for ``python <python_args>`` (whole process).
+
+    ``tree``: a source tree put first on ``PYTHONPATH`` (None: this interpreter's own packages).
+    """
     import re
     import tempfile
 
-    env = dict(os.environ, PYTHONPATH=tree)
+    env = dict(os.environ, PYTHONPATH=tree) if tree is not None else dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,
-                              "-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)],
-                             env=env, capture_output=True, text=True, check=True, cwd=tmp)
-    return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
+        done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,
+                               *python_args], env=env, capture_output=True, text=True, cwd=cwd or tmp, timeout=3600)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"callgrind run failed: {done.stderr.strip().splitlines()[-1:]}")
+    return int(found.group(1))
+
+
+def instructions(tree: str, policy: str, gpus: int, load: float, jobs: int) -> int:
+    """Instructions callgrind counts for one run of a synthetic case (whole process)."""
+    return callgrind_instructions(["-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)], tree)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {policy}, {gpus} GPUs, load {load}, {small:,}->{args.jobs:,} jobs | {per_job[0]:,.0f} | "
                   f"{per_job[1]:,.0f} | {per_job[1] / per_job[0]:.3f} |", flush=True)
         return 0
-    print(f"| case | old jobs/CPU-s (min/med/max) | new jobs/CPU-s (min/med/max) | new/old (medians) |")
+    print("| case | old jobs/CPU-s (min/med/max) | new jobs/CPU-s (min/med/max) | new/old (medians) |")
     print("|---|---|---|---|")
     for policy, gpus, load in cases:
         old, new = [], []

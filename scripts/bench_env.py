@@ -455,17 +455,12 @@ def mcts_instructions(previous: str | None, quick: bool) -> dict[str, Any]:
     wall-clock ratio of (c) is noisy. Each tree runs this script's worker twice under callgrind,
     once with the whole episode and once without the search; the difference is the episode's cost.
     """
-    import re
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_engine_compare import callgrind_instructions
 
-    def count(tree: Path | None, part: str, tmp: Path) -> int:
-        env = {**os.environ, "PYTHONPATH": str(tree)} if tree is not None else dict(os.environ)
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,
-               str(Path(__file__).resolve()), "--worker", part, "--repeats", "1", *(["--quick"] if quick else [])]
-        done = subprocess.run(cmd, env=env, cwd=str(tree or REPO_ROOT), capture_output=True, text=True, timeout=3600)
-        found = re.search(r"Collected : (\d+)", done.stderr)
-        if done.returncode != 0 or found is None:
-            raise RuntimeError(f"callgrind run failed ({part}): {done.stderr.strip().splitlines()[-1:]}")
-        return int(found.group(1))
+    def count(tree: Path | None, part: str) -> int:
+        args = [str(Path(__file__).resolve()), "--worker", part, "--repeats", "1", *(["--quick"] if quick else [])]
+        return callgrind_instructions(args, str(tree) if tree is not None else None, str(tree or REPO_ROOT))
 
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -474,7 +469,7 @@ def mcts_instructions(previous: str | None, quick: bool) -> dict[str, Any]:
         for name, where in (("previous", tree), ("this", None)):
             if name == "previous" and tree is None:
                 continue
-            out[name] = count(where, "mcts", tmp) - count(where, "mcts-setup", tmp)
+            out[name] = count(where, "mcts") - count(where, "mcts-setup")
         out["previous_ref"] = label
     if "previous" in out:
         out["previous_over_this"] = out["previous"] / out["this"]
