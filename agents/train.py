@@ -68,6 +68,7 @@ import gymnasium as gym
 import numpy as np
 
 import ddl_gym
+from ddl_gym.envs.base import generator_from_state
 from ddl_gym.sim.model import ConfigError
 
 ENV_ID = "ddl_gym:DDLCluster-v0"
@@ -289,13 +290,7 @@ def restore_rng(checkpoint: Path, venv: Any) -> None:
     torch.set_rng_state(rng["torch"])
     for i, state in enumerate(rng["envs"][: venv.num_envs]):
         # Subprocess envs get a pickled copy of the rebuilt generator.
-        venv.env_method("set_wrapper_attr", "np_random", _generator_from_state(state), indices=[i])
-
-
-def _generator_from_state(state: dict[str, Any]) -> np.random.Generator:
-    bitgen = getattr(np.random, state["bit_generator"])()
-    bitgen.state = state
-    return np.random.Generator(bitgen)
+        venv.env_method("set_wrapper_attr", "np_random", generator_from_state(state), indices=[i])
 
 
 # ---------------------------------------------------------------------------- saving agents

@@ -104,6 +104,14 @@ class DiscreteActions(gym.spaces.Discrete):
 _THROWAWAY_SEED = np.random.SeedSequence(0)
 
 
+def generator_from_state(state: dict[str, Any]) -> np.random.Generator:
+    """A generator that continues from ``state`` (a ``bit_generator.state`` dict)."""
+    # A fixed seed, overwritten at once: avoids drawing OS entropy for a state we discard.
+    bit_generator = getattr(np.random, state["bit_generator"])(_THROWAWAY_SEED)
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
+
+
 class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
     """Base class: a Gymnasium env driving one :class:`Simulator` per episode."""
 
@@ -111,17 +119,13 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
     #: whether the observation does not depend on the cluster's size (server count may vary per episode)
     _size_free_observation: bool = False
     #: a fork's generator state, copied into a generator only when first used (see :meth:`fork`)
-    _pending_rng: tuple[type, dict[str, Any]] | None = None
+    _pending_rng: dict[str, Any] | None = None
 
     @property
     def np_random(self) -> np.random.Generator:
         """Gymnasium's generator; in a fork it is built from the parent's state on first use."""
         if self._np_random is None and self._pending_rng is not None:
-            bit_generator_type, state = self._pending_rng
-            # A fixed seed, overwritten at once: avoids drawing OS entropy for a state we discard.
-            bit_generator = bit_generator_type(_THROWAWAY_SEED)
-            bit_generator.state = state
-            self._np_random = np.random.Generator(bit_generator)
+            self._np_random = generator_from_state(self._pending_rng)
             self._pending_rng = None
         return gym.Env.np_random.fget(self)  # type: ignore[attr-defined]
 
@@ -258,9 +262,8 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
         if self._np_random is not None:
             # Only the state is copied now (a dict); the twin builds its generator when it first draws.
             # MCTS forks hundreds of envs per decision whose rollouts (pack, ca, ...) never draw.
-            bit_generator = self._np_random.bit_generator
             twin._np_random = None
-            twin._pending_rng = (type(bit_generator), bit_generator.state)
+            twin._pending_rng = self._np_random.bit_generator.state
         twin.sim = self.sim.fork() if self.sim is not None else None
         self._fork_state(twin)
         return twin
