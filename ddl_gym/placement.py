@@ -27,10 +27,10 @@ from ddl_gym.sim.model import ConfigError
 PlacementRule = Callable[[Simulator, int, np.random.Generator], "np.ndarray | None"]
 
 
-def _take_from_servers(sim: Simulator, order: np.ndarray, need: int) -> np.ndarray:
+def _take_from_servers(sim: Simulator, order: np.ndarray | list[int], need: int) -> np.ndarray:
     """The lowest free GPU ids of each server in ``order`` until ``need`` are taken."""
     chosen: list[int] = []
-    for s in order.tolist():
+    for s in order.tolist() if isinstance(order, np.ndarray) else order:
         ids = sim.free_gpu_list(s)
         if ids:
             take = ids[:need]
@@ -71,8 +71,10 @@ def pack(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | Non
         return np.array(sim.free_gpu_list(s)[:need], dtype=np.int64)
     free = sim.free_per_server
     if free.size <= SMALL_CLUSTER_SERVERS:
-        order = np.lexsort((np.arange(free.size), -free))
-        return _take_from_servers(sim, order, need)
+        # Most free GPUs first, lowest index on ties: a stable sort (reverse keeps ties in index order)
+        # of a short Python list, cheaper than np.lexsort at these sizes.
+        free_list = free.tolist()
+        return _take_from_servers(sim, sorted(range(len(free_list)), key=free_list.__getitem__, reverse=True), need)
     return _take_emptiest_first(sim, need)
 
 
@@ -174,9 +176,10 @@ def contention_aware(sim: Simulator, job: int, rng: np.random.Generator) -> np.n
     if s >= 0:
         return np.array(sim.free_gpu_list(s)[:need], dtype=np.int64)
     if sim.free_per_server.size <= SMALL_CLUSTER_SERVERS:
-        servers = np.arange(sim.free_per_server.size)
-        order = np.lexsort((servers, -sim.free_per_server, sim.split_count))
-        order = order[sim.free_per_server[order] > 0]
+        # (fewest split jobs, most free GPUs, lowest index) over servers with a free GPU: a stable sort
+        # of a short Python list, cheaper than np.lexsort at these sizes.
+        free_list, split_list = sim.free_per_server.tolist(), sim.split_count_list()
+        order = sorted((s for s, f in enumerate(free_list) if f > 0), key=lambda s: (split_list[s], -free_list[s]))
         return _take_from_servers(sim, order, need)
     # Servers with free GPUs by (most free, lowest index) come straight from the free-count groups; a
     # stable sort by split count puts them in the (split count, most free, index) order of the lexsort.

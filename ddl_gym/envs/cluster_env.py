@@ -646,7 +646,7 @@ class DDLClusterEnv(SimulatorEnv):
         block = [at_least[g] * inv_s for g in self._free_levels]
         block += self._free_levels_pad
         block += (empty * inv_s, max(free) / self._max_server,
-                  (len(free) - sim.split_count.tolist().count(0)) * inv_s)
+                  (len(free) - sim.split_count_list().count(0)) * inv_s)
         block += self._scale_features
         window = self._window
         num_free = sim.num_free

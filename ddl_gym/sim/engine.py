@@ -381,7 +381,7 @@ class Simulator:
             server = gpu_server[i]
             per_server[server] = per_server.get(server, 0) + 1
         servers = tuple(sorted(per_server))
-        return ids, servers, tuple(per_server[server] for server in servers)
+        return ids, servers, tuple(map(per_server.__getitem__, servers))
 
     def _resolve_allocation(self, job: int, alloc: Allocation
                             ) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ...], np.ndarray | None]:
@@ -456,12 +456,11 @@ class Simulator:
             for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
                 free[server] -= count
             self.gpu_owner[ids] = job
-            free_ids, gpu_server, work = self._free_ids, self._gpu_server_list, self.gpu_assigned_work
-            added = self._iterations[job] * self.nominal_iteration_time(job)
+            free_ids, gpu_server = self._free_ids, self._gpu_server_list
+            self.gpu_assigned_work[ids] += self._iterations[job] * self.nominal_iteration_time(job)  # ids distinct
             id_list = ids.tolist()
             for gpu in id_list:
                 free_ids[gpu_server[gpu]].remove(gpu)
-                work[gpu] += added
             log.extend(id_list)
             if self._by_free is not None:
                 for server, count in zip(servers, counts):
@@ -680,11 +679,19 @@ class Simulator:
 
     def advance(self) -> bool:
         """Jump to the next event time and process all its events. False if there is none."""
-        t = self.next_event_time()
+        # next_event_time(), inlined on this hot path
+        self._drop_stale()
+        heap = self._heap
+        t = heap[0][0] if heap else math.inf
+        if self._next_arrival < self._n:
+            arrival = self._arrival[self._next_arrival]
+            if arrival < t:
+                t = arrival
+        if self._wakeups and self._wakeups[0] < t:
+            t = self._wakeups[0]
         if t == math.inf:
             return False
         self._integrate(t)
-        heap = self._heap
         while heap and heap[0][0] <= t:
             _, _, job, version = heapq.heappop(heap)
             if version == self._version[job] and self.state[job] == RUNNING:
