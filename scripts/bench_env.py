@@ -444,8 +444,70 @@ def _worker_main(parts: list[str], repeats: int, quick: bool) -> int:
         out["mcts"] = mcts(repeats, quick)
     if "mcts-setup" in parts:
         out["mcts"] = mcts(1, quick, setup_only=True)
+    for part in parts:  # "steps-policy_like=K" / "steps-cartpole=K": set up, then K extra loops (callgrind)
+        if part.startswith("steps-"):
+            name, loops = part[len("steps-"):].split("=")
+            out[part] = _step_loops(name, int(loops), quick)
     print(json.dumps(out))
     return 0
+
+
+def _step_loops(name: str, loops: int, quick: bool) -> int:
+    """Build the loop of (a) named ``name``, run it once (warm-up), then ``loops`` more times; steps run."""
+    import gymnasium as gym
+
+    import ddl_gym  # noqa: F401
+
+    if name == "cartpole":
+        loop = _cartpole(4_000, 0)
+    else:
+        env = gym.make(ENV_ID)
+        seeds = list(range(2 if quick else 5))
+        loop = _replay(env, seeds, _record_greedy(env, seeds))
+    loop()
+    return sum(loop() for _ in range(loops))
+
+
+def step_instructions(previous: str | None, quick: bool, loops: int = 3) -> dict[str, Any]:
+    """Instructions (callgrind) per policy-like step of (a), this code, previous code and CartPole-v1.
+
+    A load-independent companion of (a)'s CPU-time ratio: each figure is the difference of a run with
+    ``loops`` extra loops and one with none, divided by the steps of those loops. Instructions are not
+    time (numpy calls and Python's interpreter loop retire instructions at different rates), so the
+    ratio to CartPole read this way is not the goal's figure; it shows what a change removed.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_engine_compare import callgrind_instructions
+
+    def per_step(tree: Path | None, name: str) -> float:
+        def count(k: int) -> int:
+            args = [str(Path(__file__).resolve()), "--worker", f"steps-{name}={k}", "--repeats", "1",
+                    *(["--quick"] if quick else [])]
+            return callgrind_instructions(args, str(tree) if tree is not None else None, str(tree or REPO_ROOT))
+
+        steps = _step_count(name, loops, quick)
+        return (count(loops) - count(0)) / steps
+
+    out: dict[str, Any] = {"cartpole": per_step(None, "cartpole"), "this": per_step(None, "policy_like")}
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tree, label = _previous_tree(previous, Path(tmpdir))
+        if tree is not None:
+            out["previous"] = per_step(tree, "policy_like")
+            out["previous_ref"] = label
+    return out
+
+
+def _step_count(name: str, loops: int, quick: bool) -> int:
+    """Steps that ``loops`` loops of ``name`` run (the worker prints it; asked in-process here)."""
+    if name == "cartpole":
+        return 4_000 * loops
+    import gymnasium as gym
+
+    import ddl_gym  # noqa: F401
+
+    env = gym.make(ENV_ID)
+    seeds = list(range(2 if quick else 5))
+    return loops * sum(len(s) for s in _record_greedy(env, seeds))
 
 
 def mcts_instructions(previous: str | None, quick: bool) -> dict[str, Any]:
@@ -484,6 +546,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--mcts-instructions", action="store_true",
                         help="only count the instructions of one MCTS episode (callgrind), previous code and this")
+    parser.add_argument("--step-instructions", action="store_true",
+                        help="only count instructions per policy-like step (callgrind): this code, previous, CartPole")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -494,6 +558,14 @@ def main(argv: list[str] | None = None) -> int:
               f"this code {figures['this']:,}"
               + (f"; previous ({figures['previous_ref']}) {figures['previous']:,}; "
                  f"previous/this = {figures['previous_over_this']:.2f}" if "previous" in figures else ""))
+        return 0
+    if args.step_instructions:
+        fig = step_instructions(args.previous, args.quick)
+        line = (f"Instructions per policy-like step (callgrind): this code {fig['this']:,.0f}, CartPole-v1 "
+                f"{fig['cartpole']:,.0f} (CartPole/this = {fig['cartpole'] / fig['this']:.3f})")
+        if "previous" in fig:
+            line += f"; previous ({fig['previous_ref']}) {fig['previous']:,.0f} (previous/this = {fig['previous'] / fig['this']:.2f})"
+        print(line)
         return 0
     report = run(quick=args.quick, previous=args.previous, repeats=args.repeats)
     print(format_report(report))
