@@ -16,7 +16,7 @@ is measured in the same run, interleaved with the env, and ratios are taken per 
     * CartPole-v1 with ``action_space.sample()`` (the reference).
 
 (b) **Vector envs**, total env steps per wall-clock second with greedy actions computed from the
-    masks in the parent, against one process running the same loop (goal: >= 1.6x one process on
+    masks in the parent, against one process running the same loop just before each case (goal: >= 1.6x one process on
     2 workers): Gymnasium ``AsyncVectorEnv(shared_memory=True)``, ddl-gym's batched vector env
     (:mod:`ddl_gym.envs.vector`, several envs per worker) in its Gymnasium and SB3 forms, and SB3
     ``SubprocVecEnv`` (masks fetched with ``env_method("action_masks")`` every step, as
@@ -258,21 +258,23 @@ VECTOR_CASES = (  # (kind, envs, workers); "parent steps a share": num_workers c
 
 
 def vectors(repeats: int, quick: bool) -> dict[str, Any]:
-    """Figures (b): total steps per wall second per case, and per-repeat ratios to one process."""
+    """Figures (b): total steps per wall second per case, and per-repeat ratios to one process.
+
+    Each case's ratio is to a one-process run made right before it (not once per repeat): on a
+    shared machine the load drifts within a repeat, and adjacent runs see about the same load.
+    """
     steps = 2_000 if quick else 24_000
     rates: dict[str, list[float]] = {}
     ratios: dict[str, list[float]] = {}
     for _ in range(repeats):
-        base = None
         for kind, n, workers in VECTOR_CASES:
             label = f"{kind}, {n} envs / {workers} proc"
+            base = _vector_loop("one process", 1, 1, steps)
             try:
-                rate = _vector_loop(kind, n, workers, steps)
+                rate = base if kind == "one process" else _vector_loop(kind, n, workers, steps)
             except ImportError:  # SB3 missing
                 continue
             rates.setdefault(label, []).append(rate)
-            if base is None:
-                base = rate
             ratios.setdefault(label, []).append(rate / base)
     return {"steps_per_wall_s": {k: _stats(v) for k, v in rates.items()},
             "ratio_to_one_process": {k: _stats(v) for k, v in ratios.items()}, "cpus": os.cpu_count()}
