@@ -257,6 +257,15 @@ class SJFBCOPolicy:
         self._pending: dict[int, tuple[int, ...]] = {}
         self._gpu_queue: list[deque[int]] = []
         self._order: list[tuple[int, tuple[int, ...]]] = []
+        self._init_execution()
+
+    def _init_execution(self) -> None:
+        """Execution book-keeping (see :meth:`schedule`)."""
+        self._live: dict[int, tuple[int, ...]] = {}  # started by this policy, not yet seen ended
+        self._seen_finished = 0
+        self._ready_count: dict[int, int] = {}
+        self._ready: list[tuple[int, int]] = []  # (plan index, job)
+        self._plan_index: dict[int, int] = {}
 
     # ---------------------------------------------------------------- Scheduler protocol
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
@@ -276,22 +285,54 @@ class SJFBCOPolicy:
         self._pending = {}
         self._order = []
         self._gpu_queue = [deque() for _ in range(sim.cluster.num_gpus)]
+        self._init_execution()
         if sim.queue:
             self._replan(sim)
 
     def schedule(self, sim: Simulator) -> None:
-        """Re-plan if a queued job is not planned (arrivals), then start every plan-ready job."""
-        if any(j not in self._pending for j in sim.queue):
+        """Re-plan if a queued job is not planned (arrivals), then start every plan-ready job.
+
+        A job is ready when, on each of its GPUs, it heads the plan's queue and the GPU is free. Rather
+        than testing every pending job at every event, ``_ready_count[j]`` counts the GPUs where ``j``
+        is head and free: it grows when a started job ends (its GPUs free up for their next heads),
+        and ready jobs start in plan order, the order the full scan used (a start only occupies GPUs,
+        so it never readies another job within the same call).
+        """
+        # Queued = pending ∪ arrivals since the last plan (pending jobs leave the queue only when started).
+        if len(sim.queue) != len(self._pending):
             self._replan(sim)
-        pending = self._pending
-        owner = sim.gpu_owner
+        if sim.num_finished != self._seen_finished:
+            self._collect_finished(sim)
+        ready = self._ready
+        if not ready:
+            return
+        self._ready = []
         queues = self._gpu_queue
-        for job, gpus in list(pending.items()):
-            if all(queues[g][0] == job and owner[g] < 0 for g in gpus):
-                sim.start(job, list(gpus))
-                for g in gpus:
-                    queues[g].popleft()
-                del pending[job]
+        live = self._live
+        for _, job in sorted(ready):
+            gpus = self._pending.pop(job)
+            sim.start(job, list(gpus))
+            for g in gpus:
+                queues[g].popleft()
+            live[job] = gpus
+
+    def _collect_finished(self, sim: Simulator) -> None:
+        """Credit the GPUs of started jobs that have ended to the jobs now heading their queues."""
+        self._seen_finished = sim.num_finished
+        running = sim.running
+        live = self._live
+        ended = [j for j in live if j not in running]
+        for job in ended:
+            for g in live.pop(job):
+                self._credit(g)
+
+    def _credit(self, g: int) -> None:
+        queue = self._gpu_queue[g]
+        if queue:
+            head = queue[0]
+            count = self._ready_count[head] = self._ready_count.get(head, 0) + 1
+            if count == len(self._pending[head]):
+                self._ready.append((self._plan_index[head], head))
 
     # ---------------------------------------------------------------- planning
     def _initial_state(self, sim: Simulator) -> InitialState:
@@ -326,11 +367,21 @@ class SJFBCOPolicy:
         self._pending = {}
         self._gpu_queue = [deque() for _ in range(sim.cluster.num_gpus)]
         self._order = [(j, g) for j, g in self._order if sim.state[j] >= 2]  # keep what already started
-        for entry in result.entries:
+        self._plan_index = {}
+        for index, entry in enumerate(result.entries):
             self._pending[entry.job] = entry.gpus
+            self._plan_index[entry.job] = index
             for g in entry.gpus:
                 self._gpu_queue[g].append(entry.job)
             self._order.append((entry.job, entry.gpus))
+        # Ready counts from scratch: jobs that ended before this call are credited here, not again later.
+        self._collect_finished(sim)
+        self._ready_count = {}
+        self._ready = []
+        owner = sim.gpu_owner
+        for g in range(sim.cluster.num_gpus):
+            if owner[g] < 0:
+                self._credit(g)
 
     # ---------------------------------------------------------------- introspection
     @property
