@@ -99,6 +99,7 @@ from ddl_gym.sim.perf import BoundModel, PerformanceModel, RARContentionModel
 KINDS = ("sjf-bco", "ff", "ls", "rand")
 BISECTION_MODES = ("paper", "feasible")
 _EPS = 1e-9
+_TRIAL_CACHE = 3  # trials kept per κ class for reuse across bisection steps
 
 
 @dataclass(frozen=True)
@@ -373,6 +374,29 @@ class Trial:
         self.entries: list[PlanEntry] = []
         self.makespan = -math.inf
         self.pruned = False
+        self.failed = False
+        self.next_index = 0  # position in the job list (a pruned trial can be resumed from here)
+        # θ enters the trial only through tests ``x <= θ + ε``. The largest x that passed and the
+        # smallest that failed bound the θ' that replay every decision bit for bit (see valid_for).
+        self.x_passed = -math.inf
+        self.x_failed = math.inf
+
+    # ---------------------------------------------------------------- θ tests
+    def _within(self, x: float) -> bool:
+        """``x <= θ_u + ε`` (every use of θ goes through here or records its deciding x likewise)."""
+        if x <= self.theta + _EPS:
+            if x > self.x_passed:
+                self.x_passed = x
+            return True
+        if x < self.x_failed:
+            self.x_failed = x
+        return False
+
+    def valid_for(self, theta: float) -> bool:
+        """True iff every θ test made so far has the same outcome at ``theta``: the trial so far is
+        then exactly what a trial at ``theta`` would have built (θ is used nowhere else)."""
+        limit = float(theta) + _EPS
+        return self.x_passed <= limit < self.x_failed
 
     # ---------------------------------------------------------------- helpers
     def _push(self, end: float, servers: tuple[int, ...]) -> None:
@@ -437,7 +461,7 @@ class Trial:
             order = np.lexsort((ids, rank[self.ctx.gpu_server[ids]], self.load[ids]))
         pick = ids[order[:g]]
         rho, n_servers = self.rho_hat(job, pick)
-        if self.load[pick].max() + rho / self.ctx.u <= self.theta + _EPS:
+        if self._within(float(self.load[pick].max()) + rho / self.ctx.u):
             return pick, rho, n_servers
         return None
 
@@ -445,15 +469,24 @@ class Trial:
         """First ``G_j`` idle GPUs in ``order`` meeting ``U + ρ̂/u ≤ θ_u`` (fixed point on ρ̂)."""
         ctx = self.ctx
         g = ctx.gpus[job]
-        idle = self.busy[order] <= self.clock
+        idle_order = order[self.busy[order] <= self.clock]
         guess = ctx.iterations[job] * ctx.tau_floor(job)
         while True:
-            ok = idle & (self.load[order] + guess / ctx.u <= self.theta + _EPS)
-            pick = order[ok][:g]
+            x = self.load[idle_order] + guess / ctx.u
+            ok = x <= self.theta + _EPS
+            passed = np.flatnonzero(ok)
+            # Only the tests up to the g-th pass decide the pick: record those (see valid_for).
+            seen = x if passed.size < g else x[: int(passed[g - 1]) + 1]
+            seen_ok = ok[: seen.size]
+            if seen_ok.any():
+                self._within(float(seen[seen_ok].max()))
+            if not seen_ok.all():
+                self._within(float(seen[~seen_ok].min()))
+            pick = idle_order[passed[:g]]
             if pick.size < g:
                 return None
             rho, n_servers = self.rho_hat(job, pick)
-            if self.load[pick].max() + rho / ctx.u <= self.theta + _EPS:
+            if self._within(float(self.load[pick].max()) + rho / ctx.u):
                 return pick, rho, n_servers
             guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
 
@@ -518,10 +551,13 @@ class Trial:
         """True if no amount of waiting can place ``job`` (``U`` only grows; ``ρ̂ ≥ F_j τ_floor``)."""
         ctx = self.ctx
         floor = ctx.iterations[job] * ctx.tau_floor(job) / ctx.u
-        ok = self.load + floor <= self.theta + _EPS
-        if servers is not None:
-            ok &= self._server_mask(servers)
-        return int(ok.sum()) < ctx.gpus[job]
+        loads = self.load if servers is None else self.load[self._server_mask(servers)]
+        g = ctx.gpus[job]
+        if loads.size < g:
+            return True
+        # At least G_j GPUs pass ``U + floor <= θ + ε`` iff the G_j-th smallest does (float addition is
+        # monotone), so that one x decides.
+        return not self._within(float(np.partition(loads, g - 1)[g - 1]) + floor)
 
     def place(self, job: int) -> PlanEntry | None:
         """Alg. 2 / Alg. 3 for one job, with waiting; ``None`` is ``∅`` (infeasible at this θ)."""
@@ -553,13 +589,36 @@ class Trial:
 
     def run(self, jobs_sorted: Sequence[int]) -> bool:
         """Alg. 1 lines 9–16. True iff every job was placed (and the prune bound never reached)."""
-        for job in jobs_sorted:
-            if self.place(job) is None:
+        for i in range(self.next_index, len(jobs_sorted)):
+            if self.place(jobs_sorted[i]) is None:
+                self.failed = True
+                self.next_index = i
                 return False  # line 14–15: y_j = ∅ → break (this κ is infeasible)
             if self.makespan >= self.prune_at:
                 self.pruned = True
+                self.next_index = i + 1
                 return False
+        self.next_index = len(jobs_sorted)
         return True
+
+    def rerun(self, theta: float, prune_at: float, jobs_sorted: Sequence[int]) -> bool:
+        """What :meth:`run` of a fresh trial at ``(theta, prune_at)`` returns, given ``valid_for(theta)``.
+
+        The decisions so far are those of the fresh trial. Its makespan only grows, so: a failed trial
+        fails again (or is pruned first: False either way); a finished one passes iff its makespan is
+        below ``prune_at``; a pruned one stays pruned if its makespan already reaches ``prune_at``, else
+        it continues at ``theta`` from where it stopped.
+        """
+        if self.failed:
+            return False
+        if self.makespan >= prune_at:
+            return False
+        if self.next_index >= len(jobs_sorted):
+            return True
+        self.theta = float(theta)
+        self.prune_at = prune_at
+        self.pruned = False
+        return self.run(jobs_sorted)
 
 
 def bisect_theta(
@@ -687,6 +746,12 @@ def plan(
         horizon_t = int(math.ceil(horizon))
     doublings = 0
     trials = 0
+    # Identical schedules are not rebuilt: a trial replays exactly at any θ for which its θ tests
+    # (Trial.valid_for) come out the same, so a bisection step whose θ lands there reuses it (in Alg. 1
+    # as written most steps do: θ only binds near the tightest feasible value). Per κ class, the most
+    # recent trials are kept. RAND draws from the generator and is planned once per horizon: no reuse.
+    reusable = kind != "rand"
+    cache: list[list[Trial]] = [[] for _ in classes]
 
     while True:
         horizon_abs = clock0 + horizon_t
@@ -694,10 +759,17 @@ def plan(
         def evaluate(theta: int) -> tuple[float, object]:
             nonlocal trials
             best_m, best = horizon_abs, None  # line 6: m_θ ← T
-            for kappa, members in classes:  # line 7 (κ classes, see module doc)
+            for index, (kappa, members) in enumerate(classes):  # line 7 (κ classes, see module doc)
                 trials += 1
-                trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
-                if trial.run(jobs_sorted) and trial.makespan < best_m:  # lines 17–18
+                reuse = next((t for t in cache[index] if t.valid_for(theta)), None) if reusable else None
+                if reuse is not None:
+                    trial, done = reuse, reuse.rerun(theta, best_m, jobs_sorted)
+                else:
+                    trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
+                    done = trial.run(jobs_sorted)
+                    if reusable:
+                        cache[index] = [trial, *cache[index][: _TRIAL_CACHE - 1]]
+                if done and trial.makespan < best_m:  # lines 17–18
                     best_m, best = trial.makespan, (trial, kappa, members)
             return (best_m - clock0 if best is not None else math.inf), best
 
