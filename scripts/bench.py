@@ -20,8 +20,9 @@ Run ``python scripts/bench.py [--quick] [--json PATH]`` or ``ddl-gym bench [--qu
     ``$DDL_GYM_REFERENCE_TREE``, default ``/tmp/old_engine``, a checkout of commit 9a99d18; skipped
     with a note when absent). The issue set 20k against 25k for that code, so each family is also
     judged normalised: >= 0.8 × the reference measured in the same run.
-(d2) the paper policies that run on the job-level engine (SJF-BCO on the synthetic RAR case, A-SRPT
-    and its baselines on the asrpt-sim world) over a jobs grid, with the fitted growth exponent.
+(d2) the paper policies that run on the job-level engine (SJF-BCO in its own offline setting, all jobs
+    at t=0 on 1,024 GPUs up to 100k jobs; SJF-BCO re-planning at arrivals on the synthetic RAR case;
+    A-SRPT and its baselines on the asrpt-sim world) over a jobs grid, with the fitted growth exponent.
 (e) peak RSS of 10^6 jobs with contention on 1,024 GPUs (fifo+pack, load 0.9), measured in a
     child process with ``resource.getrusage`` (goal < 500 MB).
 (f) the task-level engine (``scripts/bench_tasklevel.py``). Sections (a) and (f) run their scripts
@@ -231,6 +232,11 @@ def family_scaling(quick: bool, load: float = 0.9, policies: Sequence[str] | Non
 def _paper_worlds(quick: bool) -> list[dict[str, Any]]:
     """Paper policies that run on the job-level engine, each on its own kind of world, over a jobs grid."""
     return [
+        {"world": "sjf-bco-offline", "policies": ["sjf-bco"] if quick else ["sjf-bco", "sjf-bco+ff"],
+         "jobs_grid": (500, 2_000) if quick else (1_000, 10_000, 100_000), "gpus": 1024,
+         "note": "the paper's own setting (§7.1): every job known at t=0, one plan (bisection over θ, Alg. 1) then "
+                 "its execution; the §7.1 size mix scaled to the job count, §7.1 servers of {4,8,16,32} GPUs drawn "
+                 "up to 1,024 GPUs (the last one trimmed), calibrated RAR model"},
         {"world": "sjf-bco", "policies": ["sjf-bco"] if quick else ["sjf-bco", "sjf-bco+ff"],
          "jobs_grid": (50, 100) if quick else (50, 100, 200), "gpus": 64,
          "note": "synthetic RAR case, 64 GPUs, load 0.9; SJF-BCO re-plans (bisection over θ, Alg. 1) over every "
@@ -243,7 +249,27 @@ def _paper_worlds(quick: bool) -> list[dict[str, Any]]:
     ]
 
 
+def sjf_bco_offline_case(jobs: int, gpus: int = 1024, seed: int = 0) -> tuple[Any, Any, Any]:
+    """SJF-BCO's §7.1 world grown to ``gpus`` GPUs and ``jobs`` jobs, all arriving at t=0 (its offline setting)."""
+    from ddl_gym.baselines.sjf_bco import SJF_BCO_MODELS, SJF_BCO_PERF_MODEL, INTER_GBPS, INTRA_GBPS, PAPER_SERVER_GPU_CHOICES
+    from ddl_gym.sim import ClusterSpec
+    from ddl_gym.workloads.synthetic import PAPER_GPU_MIX, sjf_bco_workload
+
+    rng = np.random.default_rng(seed)
+    counts: list[int] = []
+    while sum(counts) < gpus:
+        counts.append(int(rng.choice(PAPER_SERVER_GPU_CHOICES)))
+    counts[-1] -= sum(counts) - gpus
+    cluster = ClusterSpec(tuple(counts), intra_bandwidth=INTRA_GBPS * GBPS, inter_bandwidth=INTER_GBPS * GBPS)
+    total = sum(PAPER_GPU_MIX.values())
+    mix = {g: max(1, round(c * jobs / total)) for g, c in PAPER_GPU_MIX.items()}
+    mix[1] += jobs - sum(mix.values())
+    return cluster, sjf_bco_workload(rng, gpu_mix=mix, models=SJF_BCO_MODELS), SJF_BCO_PERF_MODEL
+
+
 def _paper_case(world: str, jobs: int, gpus: int, load: float) -> tuple[Any, Any, Any]:
+    if world == "sjf-bco-offline":
+        return sjf_bco_offline_case(jobs, gpus)
     if world == "sjf-bco":
         return synthetic_case(gpus, jobs, load=load)
     from ddl_gym.workloads.asrpt import asrpt_sim_scenario
