@@ -587,9 +587,26 @@ class Trial:
         self.makespan = max(self.makespan, end)
         return entry
 
-    def run(self, jobs_sorted: Sequence[int]) -> bool:
-        """Alg. 1 lines 9–16. True iff every job was placed (and the prune bound never reached)."""
-        for i in range(self.next_index, len(jobs_sorted)):
+    def fork(self, kappa: int, prune_at: float) -> Trial:
+        """A copy of this trial's state (planned so far) that continues with its own κ and prune bound."""
+        other = object.__new__(Trial)
+        other.__dict__.update(self.__dict__)
+        other.busy = self.busy.copy()
+        other.load = self.load.copy()
+        other.split_active = self.split_active.copy()
+        other.heap = list(self.heap)
+        other.entries = list(self.entries)
+        other.kappa = kappa
+        other.prune_at = prune_at
+        return other
+
+    def run(self, jobs_sorted: Sequence[int], stop: int | None = None) -> bool:
+        """Alg. 1 lines 9–16. True iff every job was placed (and the prune bound never reached).
+
+        ``stop``: place only up to that position (the κ-class spine in :func:`plan`; then False).
+        """
+        end = len(jobs_sorted) if stop is None else stop
+        for i in range(self.next_index, end):
             if self.place(jobs_sorted[i]) is None:
                 self.failed = True
                 self.next_index = i
@@ -598,8 +615,8 @@ class Trial:
                 self.pruned = True
                 self.next_index = i + 1
                 return False
-        self.next_index = len(jobs_sorted)
-        return True
+        self.next_index = end
+        return end == len(jobs_sorted)
 
     def rerun(self, theta: float, prune_at: float, jobs_sorted: Sequence[int]) -> bool:
         """What :meth:`run` of a fresh trial at ``(theta, prune_at)`` returns, given ``valid_for(theta)``.
@@ -752,6 +769,12 @@ def plan(
     # recent trials are kept. RAND draws from the generator and is planned once per horizon: no reuse.
     reusable = kind != "rand"
     cache: list[list[Trial]] = [[] for _ in classes]
+    # κ classes share a prefix: with κ_c, every job before the first one with G_j > κ_c is placed by
+    # FA-FFP, as in the all-FA-FFP schedule. So per θ one "spine" trial (κ = ∞) is built once and each
+    # class forks it at its switch position (its decisions there are the spine's, bit for bit).
+    share = kind == "sjf-bco" and len(classes) > 1
+    switch = [next((i for i, j in enumerate(jobs_sorted) if ctx.gpus[j] > kappa), len(jobs_sorted))
+              for kappa, _ in classes]
 
     while True:
         horizon_abs = clock0 + horizon_t
@@ -759,11 +782,27 @@ def plan(
         def evaluate(theta: int) -> tuple[float, object]:
             nonlocal trials
             best_m, best = horizon_abs, None  # line 6: m_θ ← T
+            spine: Trial | None = None
             for index, (kappa, members) in enumerate(classes):  # line 7 (κ classes, see module doc)
                 trials += 1
                 reuse = next((t for t in cache[index] if t.valid_for(theta)), None) if reusable else None
                 if reuse is not None:
                     trial, done = reuse, reuse.rerun(theta, best_m, jobs_sorted)
+                elif share:
+                    # Class κ places jobs before switch[index] exactly as the all-FA-FFP spine does.
+                    if spine is None:
+                        spine = Trial(ctx, theta, kind, math.inf, lam, initial, rng=rng, options=options)  # type: ignore[arg-type]
+                    stop = switch[index]
+                    if not spine.failed and spine.next_index < stop:
+                        spine.run(jobs_sorted, stop)
+                    trial = spine.fork(kappa, best_m)
+                    if trial.failed:  # the fresh trial fails at the same job (or is pruned first)
+                        done = False
+                    elif trial.next_index > 0 and trial.makespan >= best_m:  # it is pruned within the prefix
+                        trial.pruned, done = True, False
+                    else:
+                        done = trial.run(jobs_sorted)
+                    cache[index] = [trial, *cache[index][: _TRIAL_CACHE - 1]]
                 else:
                     trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
                     done = trial.run(jobs_sorted)
