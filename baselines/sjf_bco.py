@@ -319,10 +319,8 @@ class SJFBCOPolicy:
     def _collect_finished(self, sim: Simulator) -> None:
         """Credit the GPUs of started jobs that have ended to the jobs now heading their queues."""
         self._seen_finished = sim.num_finished
-        running = sim.running
         live = self._live
-        ended = [j for j in live if j not in running]
-        for job in ended:
+        for job in live.keys() - sim.running.keys():  # any order: crediting only counts
             for g in live.pop(job):
                 self._credit(g)
 

@@ -85,6 +85,7 @@ readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import time
@@ -318,6 +319,16 @@ class _Context:
         self.tau_low: list[float] = bounds.tau_low.tolist()
         self.u = bounds.u
         self._tau_floor: dict[int, float] = {}
+        self.server_of: list[int] = self.gpu_server.tolist()
+        self._tau_memo: dict[tuple[int, int, int], float] = {}
+
+    def iteration_time(self, job: int, n_servers: int, p_hat: int) -> float:
+        """eq. (8) through the bound model, memoised (trials ask for the same (job, servers, p̂) again)."""
+        key = (job, n_servers, p_hat)
+        tau = self._tau_memo.get(key)
+        if tau is None:
+            tau = self._tau_memo[key] = self.bound.iteration_time(job, n_servers, p_hat)
+        return tau
 
     def tau_floor(self, job: int) -> float:
         """Smallest τ any placement can give ``job``: one server, or two servers without contention.
@@ -364,11 +375,21 @@ class Trial:
         self.clock = float(initial.clock)
         self.busy = np.asarray(initial.busy_until, dtype=np.float64).copy()
         self.load = np.asarray(initial.load, dtype=np.float64).copy()  # U_s^g
-        self.split_active = np.zeros(ctx.cluster.num_servers, dtype=np.int64)
+        self.split_active = [0] * ctx.cluster.num_servers
         self.heap: list[tuple[float, int, tuple[int, ...]]] = []
         self._seq = 0
         for end, servers in initial.running:
             self._push(float(end), tuple(servers))
+        # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index) and every U sorted,
+        # updated per commit/release, instead of masking and sorting all GPUs per attempt.
+        self.fast = kind in ("sjf-bco", "ls") and options.fa_ffp == "listing"
+        if self.fast:
+            idle = self.busy <= self.clock
+            loads = self.load.tolist()
+            self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
+            self.loads_sorted = sorted(loads)
+            self.gpu_heap = [(float(self.busy[g]), (g,)) for g in np.flatnonzero(~idle).tolist()]
+            heapq.heapify(self.gpu_heap)
         self.prune_at = prune_at
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.entries: list[PlanEntry] = []
@@ -401,7 +422,9 @@ class Trial:
     # ---------------------------------------------------------------- helpers
     def _push(self, end: float, servers: tuple[int, ...]) -> None:
         if len(servers) > 1:
-            self.split_active[list(servers)] += 1
+            split = self.split_active
+            for s in servers:
+                split[s] += 1
         self._seq += 1
         heapq.heappush(self.heap, (end, self._seq, servers))
 
@@ -410,7 +433,14 @@ class Trial:
         while heap and heap[0][0] <= t:
             _, _, servers = heapq.heappop(heap)
             if len(servers) > 1:
-                self.split_active[list(servers)] -= 1
+                split = self.split_active
+                for s in servers:
+                    split[s] -= 1
+        if self.fast:
+            gpu_heap, idle, load = self.gpu_heap, self.idle_sorted, self.load
+            while gpu_heap and gpu_heap[0][0] <= t:
+                for g in heapq.heappop(gpu_heap)[1]:
+                    bisect.insort(idle, (float(load[g]), g))
 
     def advance(self) -> bool:
         """Alg. 2 line 9 / Alg. 3 line 12: wait for the next planned exit. False if none is running."""
@@ -421,17 +451,19 @@ class Trial:
         self._release_until(self.clock)
         return True
 
-    def rho_hat(self, job: int, gpus: np.ndarray) -> tuple[float, int]:
+    def rho_hat(self, job: int, gpus: Sequence[int] | np.ndarray) -> tuple[float, int]:
         """``ρ̂_j(y^k) = F_j·τ̂_j`` (eq. 8) on the candidate ``gpus``; returns ``(ρ̂, #servers)``."""
         ctx = self.ctx
-        if gpus.size == 1:
+        if len(gpus) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1
-        servers = np.unique(ctx.gpu_server[gpus])
-        if servers.size == 1:
+        server_of = ctx.server_of
+        servers = {server_of[g] for g in (gpus.tolist() if isinstance(gpus, np.ndarray) else gpus)}
+        if len(servers) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1
         # p̂_j: eq. (6) on the plan so far — split jobs active on the busiest server, plus this one.
-        p_hat = int(self.split_active[servers].max()) + 1
-        return ctx.iterations[job] * ctx.bound.iteration_time(job, int(servers.size), p_hat), int(servers.size)
+        split = self.split_active
+        p_hat = max(split[s] for s in servers) + 1
+        return ctx.iterations[job] * ctx.iteration_time(job, len(servers), p_hat), len(servers)
 
     def lbsgf_servers(self, job: int) -> np.ndarray:
         """Alg. 3 line 2: servers by ``Σ_g U_s^g / O_s`` (ties by index), top ``m`` with ``Σ O_s ≥ λ_j G_j``."""
@@ -449,6 +481,17 @@ class Trial:
     ) -> tuple[np.ndarray, float, int] | None:
         """Top-``G_j`` least-``U`` idle GPUs (optionally among ``allowed``), if they meet ``θ_u``."""
         g = self.ctx.gpus[job]
+        if allowed is None and self.fast:
+            # Top-G_j of the idle GPUs by (U, index): the head of the sorted idle list.
+            idle_sorted = self.idle_sorted
+            if len(idle_sorted) < g:
+                return None
+            head = idle_sorted[:g]
+            fast_pick = [gpu for _, gpu in head]
+            rho, n_servers = self.rho_hat(job, fast_pick)
+            if self._within(head[-1][0] + rho / self.ctx.u):
+                return np.array(fast_pick), rho, n_servers
+            return None
         idle = self.busy <= self.clock
         if allowed is not None:
             idle &= allowed
@@ -551,8 +594,11 @@ class Trial:
         """True if no amount of waiting can place ``job`` (``U`` only grows; ``ρ̂ ≥ F_j τ_floor``)."""
         ctx = self.ctx
         floor = ctx.iterations[job] * ctx.tau_floor(job) / ctx.u
-        loads = self.load if servers is None else self.load[self._server_mask(servers)]
         g = ctx.gpus[job]
+        if servers is None and self.fast:
+            loads_sorted = self.loads_sorted
+            return len(loads_sorted) < g or not self._within(loads_sorted[g - 1] + floor)
+        loads = self.load if servers is None else self.load[self._server_mask(servers)]
         if loads.size < g:
             return True
         # At least G_j GPUs pass ``U + floor <= θ + ε`` iff the G_j-th smallest does (float addition is
@@ -575,14 +621,25 @@ class Trial:
     def _commit(self, job: int, method: str, pick: np.ndarray, rho: float, n_servers: int) -> PlanEntry:
         start = self.clock
         end = start + rho  # T_j = planned start + ρ̂_j (Alg. 2 line 5, Alg. 3 line 8)
+        gpus = pick.tolist()
+        if self.fast:
+            old = self.load[pick].tolist()
         self.busy[pick] = end
         self.load[pick] += rho / self.ctx.u  # Alg. 2 line 6, Alg. 3 line 9
+        server_of = self.ctx.server_of
         if n_servers > 1:
-            servers = tuple(np.unique(self.ctx.gpu_server[pick]).tolist())
+            servers = tuple(sorted({server_of[g] for g in gpus}))
         else:
-            servers = (int(self.ctx.gpu_server[pick[0]]),)
+            servers = (server_of[gpus[0]],)
         self._push(end, servers)
-        entry = PlanEntry(job, tuple(sorted(pick.tolist())), start, end, rho, method, n_servers)
+        if self.fast:
+            idle, loads_sorted = self.idle_sorted, self.loads_sorted
+            for g, before, after in zip(gpus, old, self.load[pick].tolist()):
+                del idle[bisect.bisect_left(idle, (before, g))]
+                del loads_sorted[bisect.bisect_left(loads_sorted, before)]
+                bisect.insort(loads_sorted, after)
+            heapq.heappush(self.gpu_heap, (end, tuple(gpus)))
+        entry = PlanEntry(job, tuple(sorted(gpus)), start, end, rho, method, n_servers)
         self.entries.append(entry)
         self.makespan = max(self.makespan, end)
         return entry
@@ -593,8 +650,12 @@ class Trial:
         other.__dict__.update(self.__dict__)
         other.busy = self.busy.copy()
         other.load = self.load.copy()
-        other.split_active = self.split_active.copy()
+        other.split_active = list(self.split_active)
         other.heap = list(self.heap)
+        if self.fast:
+            other.idle_sorted = list(self.idle_sorted)
+            other.loads_sorted = list(self.loads_sorted)
+            other.gpu_heap = list(self.gpu_heap)
         other.entries = list(self.entries)
         other.kappa = kappa
         other.prune_at = prune_at
