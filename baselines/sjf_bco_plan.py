@@ -320,6 +320,7 @@ class _Context:
         self.u = bounds.u
         self._tau_floor: dict[int, float] = {}
         self.server_of: list[int] = self.gpu_server.tolist()
+        self.server_gpus: list[range] = [range(int(a), int(a) + int(c)) for a, c in zip(self.server_first, self.capacity)]
         self._tau_memo: dict[tuple[int, int, int], float] = {}
 
     def iteration_time(self, job: int, n_servers: int, p_hat: int) -> float:
@@ -383,9 +384,15 @@ class Trial:
         # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index) and every U sorted,
         # updated per commit/release, instead of masking and sorting all GPUs per attempt.
         self.fast = kind in ("sjf-bco", "ls") and options.fa_ffp == "listing"
+        # LBSGF least-U (Alg. 3 as listed) on plain lists too: per-GPU U and idle flags, per-server mean U.
+        self.fast_lbsgf = self.fast and options.lbsgf_pick == "least-u"
         if self.fast:
             idle = self.busy <= self.clock
             loads = self.load.tolist()
+            self.load_list = loads
+            self.idle_flag = idle.tolist()
+            self.server_mean = (np.add.reduceat(self.load, ctx.server_first) / ctx.capacity).tolist()
+            self.stale_servers: set[int] = set()
             self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
             self.loads_sorted = sorted(loads)
             self.gpu_heap = [(float(self.busy[g]), (g,)) for g in np.flatnonzero(~idle).tolist()]
@@ -437,10 +444,11 @@ class Trial:
                 for s in servers:
                     split[s] -= 1
         if self.fast:
-            gpu_heap, idle, load = self.gpu_heap, self.idle_sorted, self.load
+            gpu_heap, idle, load, flag = self.gpu_heap, self.idle_sorted, self.load_list, self.idle_flag
             while gpu_heap and gpu_heap[0][0] <= t:
                 for g in heapq.heappop(gpu_heap)[1]:
-                    bisect.insort(idle, (float(load[g]), g))
+                    bisect.insort(idle, (load[g], g))
+                    flag[g] = True
 
     def advance(self) -> bool:
         """Alg. 2 line 9 / Alg. 3 line 12: wait for the next planned exit. False if none is running."""
@@ -465,9 +473,32 @@ class Trial:
         p_hat = max(split[s] for s in servers) + 1
         return ctx.iterations[job] * ctx.iteration_time(job, len(servers), p_hat), len(servers)
 
+    def _lbsgf_server_list(self, job: int) -> list[int]:
+        """:meth:`lbsgf_servers` on plain lists: per-server means kept, recomputed where U changed with
+        the same reduction (``np.add.reduceat`` over the server's GPUs), so bit-identical."""
+        ctx = self.ctx
+        mean = self.server_mean
+        if self.stale_servers:
+            load, capacity = self.load, ctx.capacity
+            for s in self.stale_servers:
+                span = ctx.server_gpus[s]
+                mean[s] = float(np.add.reduceat(load[span.start:span.stop], [0])[0]) / int(capacity[s])
+            self.stale_servers.clear()
+        need = self.lam * ctx.gpus[job] - _EPS
+        chosen: list[int] = []
+        reach = 0
+        for s in sorted(range(len(mean)), key=mean.__getitem__):  # stable: ties by server index
+            chosen.append(s)
+            reach += len(ctx.server_gpus[s])
+            if reach >= need:  # first prefix with Σ O_s ≥ λ_j G_j
+                break
+        return chosen
+
     def lbsgf_servers(self, job: int) -> np.ndarray:
         """Alg. 3 line 2: servers by ``Σ_g U_s^g / O_s`` (ties by index), top ``m`` with ``Σ O_s ≥ λ_j G_j``."""
         ctx = self.ctx
+        if self.fast_lbsgf:
+            return np.array(self._lbsgf_server_list(job), dtype=np.int64)
         avg = np.add.reduceat(self.load, ctx.server_first) / ctx.capacity
         order = np.argsort(avg, kind="stable")
         need = self.lam * ctx.gpus[job]
@@ -572,6 +603,8 @@ class Trial:
             # Alg. 2 lines 2–4 (and LS, §7.2): available = idle now and U + ρ̂/u ≤ θ_u; least U first.
             return self._least_load_pick(job, None, None)
         if method == "lbsgf":
+            if self.fast_lbsgf:
+                return self._lbsgf_pick(job, self._lbsgf_server_list(job) if servers is None else servers)
             servers = self.lbsgf_servers(job) if servers is None else servers
             rank = np.full(self.ctx.cluster.num_servers, np.iinfo(np.int64).max, dtype=np.int64)
             rank[servers] = np.arange(servers.size)
@@ -590,7 +623,23 @@ class Trial:
             return self._ordered_pick(job, self.rng.permutation(self.ctx.num_gpus))  # §7.2 RAND
         raise ConfigError(f"unknown placement method {method!r}")
 
-    def _hopeless(self, job: int, servers: np.ndarray | None) -> bool:
+    def _lbsgf_pick(self, job: int, servers: list[int]) -> tuple[np.ndarray, float, int] | None:
+        """Alg. 3 lines 3–7 on plain lists: idle GPUs of the chosen servers by (U, server rank, index)."""
+        ctx = self.ctx
+        g = ctx.gpus[job]
+        load, flag, server_gpus = self.load_list, self.idle_flag, ctx.server_gpus
+        candidates = [(load[gpu], rank, gpu) for rank, s in enumerate(servers) for gpu in server_gpus[s] if flag[gpu]]
+        if len(candidates) < g:
+            return None
+        candidates.sort()
+        head = candidates[:g]
+        pick = [gpu for _, _, gpu in head]
+        rho, n_servers = self.rho_hat(job, pick)
+        if self._within(head[-1][0] + rho / ctx.u):
+            return np.array(pick), rho, n_servers
+        return None
+
+    def _hopeless(self, job: int, servers: np.ndarray | list[int] | None) -> bool:
         """True if no amount of waiting can place ``job`` (``U`` only grows; ``ρ̂ ≥ F_j τ_floor``)."""
         ctx = self.ctx
         floor = ctx.iterations[job] * ctx.tau_floor(job) / ctx.u
@@ -598,6 +647,10 @@ class Trial:
         if servers is None and self.fast:
             loads_sorted = self.loads_sorted
             return len(loads_sorted) < g or not self._within(loads_sorted[g - 1] + floor)
+        if self.fast_lbsgf:
+            load, server_gpus = self.load_list, ctx.server_gpus
+            chosen = sorted(load[gpu] for s in servers for gpu in server_gpus[s])  # type: ignore[union-attr]
+            return len(chosen) < g or not self._within(chosen[g - 1] + floor)
         loads = self.load if servers is None else self.load[self._server_mask(servers)]
         if loads.size < g:
             return True
@@ -610,7 +663,10 @@ class Trial:
         method = self.method_for(job)
         # Alg. 3 "goes to Line 2" after a wait: U does not change while waiting, so the server
         # choice of line 2 is the same and is computed once.
-        servers = self.lbsgf_servers(job) if method == "lbsgf" else None
+        if method == "lbsgf":
+            servers = self._lbsgf_server_list(job) if self.fast_lbsgf else self.lbsgf_servers(job)
+        else:
+            servers = None
         while True:
             got = self.try_place(job, method, servers)
             if got is not None:
@@ -622,10 +678,9 @@ class Trial:
         start = self.clock
         end = start + rho  # T_j = planned start + ρ̂_j (Alg. 2 line 5, Alg. 3 line 8)
         gpus = pick.tolist()
-        if self.fast:
-            old = self.load[pick].tolist()
+        step = rho / self.ctx.u
         self.busy[pick] = end
-        self.load[pick] += rho / self.ctx.u  # Alg. 2 line 6, Alg. 3 line 9
+        self.load[pick] += step  # Alg. 2 line 6, Alg. 3 line 9
         server_of = self.ctx.server_of
         if n_servers > 1:
             servers = tuple(sorted({server_of[g] for g in gpus}))
@@ -633,11 +688,15 @@ class Trial:
             servers = (server_of[gpus[0]],)
         self._push(end, servers)
         if self.fast:
-            idle, loads_sorted = self.idle_sorted, self.loads_sorted
-            for g, before, after in zip(gpus, old, self.load[pick].tolist()):
+            idle, loads_sorted, load, flag = self.idle_sorted, self.loads_sorted, self.load_list, self.idle_flag
+            for g in gpus:
+                before = load[g]
+                after = load[g] = before + step  # the same float64 addition as the array's
+                flag[g] = False
                 del idle[bisect.bisect_left(idle, (before, g))]
                 del loads_sorted[bisect.bisect_left(loads_sorted, before)]
                 bisect.insort(loads_sorted, after)
+            self.stale_servers.update(servers)
             heapq.heappush(self.gpu_heap, (end, tuple(gpus)))
         entry = PlanEntry(job, tuple(sorted(gpus)), start, end, rho, method, n_servers)
         self.entries.append(entry)
@@ -653,6 +712,10 @@ class Trial:
         other.split_active = list(self.split_active)
         other.heap = list(self.heap)
         if self.fast:
+            other.load_list = list(self.load_list)
+            other.idle_flag = list(self.idle_flag)
+            other.server_mean = list(self.server_mean)
+            other.stale_servers = set(self.stale_servers)
             other.idle_sorted = list(self.idle_sorted)
             other.loads_sorted = list(self.loads_sorted)
             other.gpu_heap = list(self.gpu_heap)
