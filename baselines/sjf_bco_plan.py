@@ -62,6 +62,20 @@ Decisions where the paper is ambiguous (each is cited where it is implemented):
   order (server to server) under its own bisected ``θ^FF``; LS = top-``G_j`` least-``U`` GPUs under
   bisected ``θ^LS``; RAND = ``G_j`` available GPUs uniformly at random with ``θ^RAND = T``.
 
+Speed (every decision identical; ``tests/test_sjf_bco_digests.py`` pins plans and executions):
+
+* **Trial reuse across bisection steps.** θ enters a trial only through tests ``x <= θ_u + ε``
+  (:meth:`Trial._within`). A trial records the largest ``x`` that passed and the smallest that
+  failed; any θ' between them replays it bit for bit (:meth:`Trial.valid_for`), so a bisection step
+  whose θ lands there reuses it (a pruned trial resumes where it stopped). Alg. 1 as written mostly
+  visits such θ (the bisection only goes left on a strict improvement), so one plan costs about one
+  schedule per κ class instead of one per (θ, κ).
+* **κ classes share their prefix.** With κ_c, every job before the first one with ``G_j > κ_c`` is
+  placed by FA-FFP exactly as in the all-FA-FFP schedule, so each class forks one such "spine".
+* **Incremental state.** For the least-``U`` rules the idle GPUs are kept sorted by ``(U, index)``,
+  all ``U`` sorted (the "waiting cannot help" test reads the ``G_j``-th smallest), per-server means
+  recomputed only where ``U`` changed (with the same reduction, so bit-identical), eq. (8) memoised.
+
 Readings that change a headline are named options (:class:`PlanOptions`); the defaults are the
 readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each of the others:
 
