@@ -268,7 +268,7 @@ class SJFBCOPolicy:
 
     def _init_execution(self) -> None:
         """Execution book-keeping (see :meth:`schedule`)."""
-        self._live: dict[int, tuple[int, ...]] = {}  # started by this policy, not yet seen ended
+        self._held = np.zeros(0, dtype=bool)  # per GPU: held by a job as last seen (owner >= 0)
         self._seen_finished = 0
         self._ready_count: dict[int, int] = {}
         self._ready: list[tuple[int, int]] = []  # (plan index, job)
@@ -321,21 +321,23 @@ class SJFBCOPolicy:
             return
         self._ready = []
         queues = self._gpu_queue
-        live = self._live
+        held = self._held
         for _, job in sorted(ready):
             gpus = self._pending.pop(job)
             sim.start(job, list(gpus))
             for g in gpus:
                 queues[g].popleft()
-            live[job] = gpus
+                held[g] = True
 
     def _collect_finished(self, sim: Simulator) -> None:
-        """Credit the GPUs of started jobs that have ended to the jobs now heading their queues."""
+        """Credit the GPUs freed since the last look to the jobs now heading their queues (any order:
+        crediting only counts). Only this policy starts jobs, so a GPU held then and free now is freed."""
         self._seen_finished = sim.num_finished
-        live = self._live
-        for job in live.keys() - sim.running.keys():  # any order: crediting only counts
-            for g in live.pop(job):
-                self._credit(g)
+        held = self._held
+        freed = np.flatnonzero(held & (sim.gpu_owner < 0))
+        held[freed] = False
+        for g in freed.tolist():
+            self._credit(g)
 
     def _credit(self, g: int) -> None:
         queue = self._gpu_queue[g]
@@ -385,14 +387,13 @@ class SJFBCOPolicy:
             for g in entry.gpus:
                 self._gpu_queue[g].append(entry.job)
             self._order.append((entry.job, entry.gpus))
-        # Ready counts from scratch: jobs that ended before this call are credited here, not again later.
-        self._collect_finished(sim)
+        # Ready counts from scratch: every free GPU credits its head.
+        self._seen_finished = sim.num_finished
         self._ready_count = {}
         self._ready = []
-        owner = sim.gpu_owner
-        for g in range(sim.cluster.num_gpus):
-            if owner[g] < 0:
-                self._credit(g)
+        self._held = sim.gpu_owner >= 0
+        for g in np.flatnonzero(~self._held).tolist():
+            self._credit(g)
 
     # ---------------------------------------------------------------- introspection
     @property
