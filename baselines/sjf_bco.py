@@ -57,6 +57,7 @@ from ddl_gym.baselines.sjf_bco_plan import (
     InitialState,
     PlanEntry,
     PlanOptions,
+    PlanContext,
     PlanResult,
     estimate_bounds,
     plan,
@@ -263,7 +264,9 @@ class SJFBCOPolicy:
         self._rng = np.random.default_rng(0)
         self._pending: dict[int, tuple[int, ...]] = {}
         self._gpu_queue: list[deque[int]] = []
-        self._order: list[tuple[int, tuple[int, ...]]] = []
+        self._order: list[tuple[int, tuple[int, ...]]] = []  # started jobs of earlier plans, in plan order
+        self._current: list[tuple[int, tuple[int, ...]]] = []  # the current plan, in plan order
+        self._context: PlanContext | None = None
         self._init_execution()
 
     def _init_execution(self) -> None:
@@ -291,6 +294,8 @@ class SJFBCOPolicy:
         self.plans = []
         self._pending = {}
         self._order = []
+        self._current = []
+        self._context = PlanContext(sim.cluster, w, sim.bound, self._bounds)
         self._gpu_queue = [deque() for _ in range(sim.cluster.num_gpus)]
         self._init_execution()
         if sim.queue:
@@ -369,7 +374,7 @@ class SJFBCOPolicy:
             sim.cluster, sim.workload, sim.model, kind=self.kind, jobs=jobs, horizon=self.horizon,
             kappas=self.kappa, lam=self.lam, bisection=self.bisection, extend_horizon=self.extend_horizon,
             initial=self._initial_state(sim), bounds=self._bounds, bound=sim.bound, rng=self._rng,
-            options=self.options,
+            options=self.options, context=self._context,
         )
         if not result.feasible:
             raise ConfigError(
@@ -377,16 +382,17 @@ class SJFBCOPolicy:
                 "raise horizon or set extend_horizon=True"
             )
         self.plans.append(_Executed(result, sim.now))
-        self._pending = {}
         self._gpu_queue = [deque() for _ in range(sim.cluster.num_gpus)]
-        self._order = [(j, g) for j, g in self._order if sim.state[j] >= 2]  # keep what already started
+        # Keep what already started (the previous plan's jobs that are no longer pending), in plan order.
+        self._order.extend((j, g) for j, g in self._current if j not in self._pending)
+        self._current = [(e.job, e.gpus) for e in result.entries]
+        self._pending = {}
         self._plan_index = {}
         for index, entry in enumerate(result.entries):
             self._pending[entry.job] = entry.gpus
             self._plan_index[entry.job] = index
             for g in entry.gpus:
                 self._gpu_queue[g].append(entry.job)
-            self._order.append((entry.job, entry.gpus))
         # Ready counts from scratch: every free GPU credits its head.
         self._seen_finished = sim.num_finished
         self._ready_count = {}
@@ -403,7 +409,7 @@ class SJFBCOPolicy:
 
     def planned_assignments(self) -> list[tuple[int, tuple[int, ...]]]:
         """``(job, gpu_ids)`` in planned start order (started jobs first, then the current plan)."""
-        return list(self._order)
+        return self._order + self._current
 
     def result_extra(self) -> dict[str, Any]:
         """Plan quantities for ``SimResult.extra`` (first plan; totals over re-plans)."""

@@ -317,8 +317,9 @@ class PlanResult:
         }
 
 
-class _Context:
-    """Per-planning constants shared by every trial."""
+class PlanContext:
+    """Per-planning constants shared by every trial (a re-planning policy keeps one for all its plans:
+    they depend only on the world and the §5.1 bounds, and it carries the eq. (8) memo along)."""
 
     def __init__(self, cluster: ClusterSpec, workload: Workload, bound: BoundModel, bounds: EstimateBounds) -> None:
         self.cluster = cluster
@@ -378,7 +379,7 @@ class Trial:
     """
 
     def __init__(
-        self, ctx: _Context, theta: float, kind: str, kappa: int, lam: float, initial: InitialState,
+        self, ctx: PlanContext, theta: float, kind: str, kappa: int, lam: float, initial: InitialState,
         prune_at: float = math.inf, rng: np.random.Generator | None = None, options: PlanOptions = DEFAULT_OPTIONS,
     ) -> None:
         self.ctx = ctx
@@ -397,7 +398,8 @@ class Trial:
             self._push(float(end), tuple(servers))
         # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index) and every U sorted,
         # updated per commit/release, instead of masking and sorting all GPUs per attempt.
-        self.fast = kind in ("sjf-bco", "ls") and options.fa_ffp == "listing"
+        self.fast = kind in ("sjf-bco", "ls", "ff") and options.fa_ffp == "listing"
+        self.fast_ff = kind == "ff"  # FF (§7.2) scans idle GPUs in index order: keep them sorted too
         # LBSGF least-U (Alg. 3 as listed) on plain lists too: per-GPU U and idle flags, per-server mean U.
         self.fast_lbsgf = self.fast and options.lbsgf_pick == "least-u"
         if self.fast:
@@ -408,6 +410,7 @@ class Trial:
             self.server_mean = (np.add.reduceat(self.load, ctx.server_first) / ctx.capacity).tolist()
             self.stale_servers: set[int] = set()
             self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
+            self.idle_ids = np.flatnonzero(idle).tolist()
             self.loads_sorted = sorted(loads)
             self.gpu_heap = [(float(self.busy[g]), (g,)) for g in np.flatnonzero(~idle).tolist()]
             heapq.heapify(self.gpu_heap)
@@ -463,6 +466,8 @@ class Trial:
                 for g in heapq.heappop(gpu_heap)[1]:
                     bisect.insort(idle, (load[g], g))
                     flag[g] = True
+                    if self.fast_ff:
+                        bisect.insort(self.idle_ids, g)
 
     def advance(self) -> bool:
         """Alg. 2 line 9 / Alg. 3 line 12: wait for the next planned exit. False if none is running."""
@@ -578,6 +583,38 @@ class Trial:
                 return pick, rho, n_servers
             guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
 
+    def _ff_pick(self, job: int) -> tuple[np.ndarray, float, int] | None:
+        """:meth:`_ordered_pick` in GPU index order on plain lists (the same tests, the same records)."""
+        ctx = self.ctx
+        g = ctx.gpus[job]
+        load = self.load_list
+        guess = ctx.iterations[job] * ctx.tau_floor(job)
+        limit = self.theta + _EPS
+        while True:
+            step = guess / ctx.u
+            pick: list[int] = []
+            top_passed, low_failed = -math.inf, math.inf
+            for gpu in self.idle_ids:
+                x = load[gpu] + step
+                if x <= limit:
+                    pick.append(gpu)
+                    if x > top_passed:
+                        top_passed = x
+                    if len(pick) == g:
+                        break
+                elif x < low_failed:
+                    low_failed = x
+            if top_passed > -math.inf:
+                self._within(top_passed)
+            if low_failed < math.inf:
+                self._within(low_failed)
+            if len(pick) < g:
+                return None
+            rho, n_servers = self.rho_hat(job, pick)
+            if self._within(max(load[gpu] for gpu in pick) + rho / ctx.u):
+                return np.array(pick), rho, n_servers
+            guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
+
     def method_for(self, job: int) -> str:
         """Alg. 1 lines 10–13: FA-FFP if ``G_j ≤ κ`` else LBSGF (baselines: their own rule)."""
         if self.kind != "sjf-bco":
@@ -630,6 +667,8 @@ class Trial:
             # Alg. 3 lines 3–7: idle GPUs of the selected servers under θ_u, top-G_j least U.
             return self._least_load_pick(job, self._server_mask(servers), rank)
         if method == "ff":
+            if self.fast_ff:
+                return self._ff_pick(job)
             return self._ordered_pick(job, self.ctx.gpu_index)  # §7.2 FF: server to server, index order
         if method == "rand":
             if opts.rand_pick == "servers":
@@ -710,6 +749,8 @@ class Trial:
                 del idle[bisect.bisect_left(idle, (before, g))]
                 del loads_sorted[bisect.bisect_left(loads_sorted, before)]
                 bisect.insort(loads_sorted, after)
+                if self.fast_ff:
+                    del self.idle_ids[bisect.bisect_left(self.idle_ids, g)]
             self.stale_servers.update(servers)
             heapq.heappush(self.gpu_heap, (end, tuple(gpus)))
         entry = PlanEntry(job, tuple(sorted(gpus)), start, end, rho, method, n_servers)
@@ -731,6 +772,7 @@ class Trial:
             other.server_mean = list(self.server_mean)
             other.stale_servers = set(self.stale_servers)
             other.idle_sorted = list(self.idle_sorted)
+            other.idle_ids = list(self.idle_ids)
             other.loads_sorted = list(self.loads_sorted)
             other.gpu_heap = list(self.gpu_heap)
         other.entries = list(self.entries)
@@ -843,6 +885,7 @@ def plan(
     bound: BoundModel | None = None,
     rng: np.random.Generator | None = None,
     options: PlanOptions = DEFAULT_OPTIONS,
+    context: PlanContext | None = None,
 ) -> PlanResult:
     """Plan ``jobs`` with SJF-BCO (Alg. 1–3) or one of the §7.2 baselines.
 
@@ -860,6 +903,7 @@ def plan(
         bounds, bound: precomputed §5.1 bounds and bound model (re-planning reuses them).
         rng: randomness for RAND.
         options: readings of the ambiguous lines (:class:`PlanOptions`; defaults as the module doc).
+        context: a :class:`PlanContext` of this world and these ``bounds`` to reuse (re-planning).
 
     Returns:
         The :class:`PlanResult`.
@@ -880,7 +924,7 @@ def plan(
     rows = list(range(workload.num_jobs)) if jobs is None else [int(j) for j in jobs]
     bounds = bounds if bounds is not None else estimate_bounds(cluster, workload, model, bound, rows)
     initial = initial if initial is not None else InitialState.empty(cluster)
-    ctx = _Context(cluster, workload, bound, bounds)
+    ctx = context if context is not None else PlanContext(cluster, workload, bound, bounds)
     rng = rng if rng is not None else np.random.default_rng(0)
     # Alg. 1 line 3: jobs by G_j non-decreasing (stable: ties keep workload order); or workload order.
     jobs_sorted = sorted(rows, key=lambda j: ctx.gpus[j]) if options.job_order == "sjf" else list(rows)
@@ -1007,5 +1051,5 @@ def make_trial(
     """A single (θ_u, κ, λ) :class:`Trial` on a given start state (for inspection and tests)."""
     bound = model.bind(cluster, workload)
     bounds = estimate_bounds(cluster, workload, model, bound)
-    ctx = _Context(cluster, workload, bound, bounds)
+    ctx = PlanContext(cluster, workload, bound, bounds)
     return Trial(ctx, theta, kind, kappa, lam, initial or InitialState.empty(cluster), rng=rng, options=options)
