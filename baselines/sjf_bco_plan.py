@@ -62,6 +62,20 @@ Decisions where the paper is ambiguous (each is cited where it is implemented):
   order (server to server) under its own bisected ``θ^FF``; LS = top-``G_j`` least-``U`` GPUs under
   bisected ``θ^LS``; RAND = ``G_j`` available GPUs uniformly at random with ``θ^RAND = T``.
 
+Speed (every decision identical; ``tests/test_sjf_bco_digests.py`` pins plans and executions):
+
+* **Trial reuse across bisection steps.** θ enters a trial only through tests ``x <= θ_u + ε``
+  (:meth:`Trial._within`). A trial records the largest ``x`` that passed and the smallest that
+  failed; any θ' between them replays it bit for bit (:meth:`Trial.valid_for`), so a bisection step
+  whose θ lands there reuses it (a pruned trial resumes where it stopped). Alg. 1 as written mostly
+  visits such θ (the bisection only goes left on a strict improvement), so one plan costs about one
+  schedule per κ class instead of one per (θ, κ).
+* **κ classes share their prefix.** With κ_c, every job before the first one with ``G_j > κ_c`` is
+  placed by FA-FFP exactly as in the all-FA-FFP schedule, so each class forks one such "spine".
+* **Incremental state.** For the least-``U`` rules the idle GPUs are kept sorted by ``(U, index)``,
+  all ``U`` sorted (the "waiting cannot help" test reads the ``G_j``-th smallest), per-server means
+  recomputed only where ``U`` changed (with the same reduction, so bit-identical), eq. (8) memoised.
+
 Readings that change a headline are named options (:class:`PlanOptions`); the defaults are the
 readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each of the others:
 
@@ -85,6 +99,7 @@ readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import time
@@ -99,6 +114,7 @@ from ddl_gym.sim.perf import BoundModel, PerformanceModel, RARContentionModel
 KINDS = ("sjf-bco", "ff", "ls", "rand")
 BISECTION_MODES = ("paper", "feasible")
 _EPS = 1e-9
+_TRIAL_CACHE = 3  # trials kept per κ class for reuse across bisection steps
 
 
 @dataclass(frozen=True)
@@ -301,8 +317,9 @@ class PlanResult:
         }
 
 
-class _Context:
-    """Per-planning constants shared by every trial."""
+class PlanContext:
+    """Per-planning constants shared by every trial (a re-planning policy keeps one for all its plans:
+    they depend only on the world and the §5.1 bounds, and it carries the eq. (8) memo along)."""
 
     def __init__(self, cluster: ClusterSpec, workload: Workload, bound: BoundModel, bounds: EstimateBounds) -> None:
         self.cluster = cluster
@@ -317,6 +334,17 @@ class _Context:
         self.tau_low: list[float] = bounds.tau_low.tolist()
         self.u = bounds.u
         self._tau_floor: dict[int, float] = {}
+        self.server_of: list[int] = self.gpu_server.tolist()
+        self.server_gpus: list[range] = [range(int(a), int(a) + int(c)) for a, c in zip(self.server_first, self.capacity)]
+        self._tau_memo: dict[tuple[int, int, int], float] = {}
+
+    def iteration_time(self, job: int, n_servers: int, p_hat: int) -> float:
+        """eq. (8) through the bound model, memoised (trials ask for the same (job, servers, p̂) again)."""
+        key = (job, n_servers, p_hat)
+        tau = self._tau_memo.get(key)
+        if tau is None:
+            tau = self._tau_memo[key] = self.bound.iteration_time(job, n_servers, p_hat)
+        return tau
 
     def tau_floor(self, job: int) -> float:
         """Smallest τ any placement can give ``job``: one server, or two servers without contention.
@@ -351,7 +379,7 @@ class Trial:
     """
 
     def __init__(
-        self, ctx: _Context, theta: float, kind: str, kappa: int, lam: float, initial: InitialState,
+        self, ctx: PlanContext, theta: float, kind: str, kappa: int, lam: float, initial: InitialState,
         prune_at: float = math.inf, rng: np.random.Generator | None = None, options: PlanOptions = DEFAULT_OPTIONS,
     ) -> None:
         self.ctx = ctx
@@ -363,21 +391,64 @@ class Trial:
         self.clock = float(initial.clock)
         self.busy = np.asarray(initial.busy_until, dtype=np.float64).copy()
         self.load = np.asarray(initial.load, dtype=np.float64).copy()  # U_s^g
-        self.split_active = np.zeros(ctx.cluster.num_servers, dtype=np.int64)
+        self.split_active = [0] * ctx.cluster.num_servers
         self.heap: list[tuple[float, int, tuple[int, ...]]] = []
         self._seq = 0
         for end, servers in initial.running:
             self._push(float(end), tuple(servers))
+        # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index) and every U sorted,
+        # updated per commit/release, instead of masking and sorting all GPUs per attempt.
+        self.fast = kind in ("sjf-bco", "ls", "ff") and options.fa_ffp == "listing"
+        self.fast_ff = kind == "ff"  # FF (§7.2) scans idle GPUs in index order: keep them sorted too
+        # LBSGF least-U (Alg. 3 as listed) on plain lists too: per-GPU U and idle flags, per-server mean U.
+        self.fast_lbsgf = self.fast and options.lbsgf_pick == "least-u"
+        if self.fast:
+            idle = self.busy <= self.clock
+            loads = self.load.tolist()
+            self.load_list = loads
+            self.idle_flag = idle.tolist()
+            self.server_mean = (np.add.reduceat(self.load, ctx.server_first) / ctx.capacity).tolist()
+            self.stale_servers: set[int] = set()
+            self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
+            self.idle_ids = np.flatnonzero(idle).tolist()
+            self.loads_sorted = sorted(loads)
+            self.gpu_heap = [(float(self.busy[g]), (g,)) for g in np.flatnonzero(~idle).tolist()]
+            heapq.heapify(self.gpu_heap)
         self.prune_at = prune_at
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.entries: list[PlanEntry] = []
         self.makespan = -math.inf
         self.pruned = False
+        self.failed = False
+        self.next_index = 0  # position in the job list (a pruned trial can be resumed from here)
+        # θ enters the trial only through tests ``x <= θ + ε``. The largest x that passed and the
+        # smallest that failed bound the θ' that replay every decision bit for bit (see valid_for).
+        self.x_passed = -math.inf
+        self.x_failed = math.inf
+
+    # ---------------------------------------------------------------- θ tests
+    def _within(self, x: float) -> bool:
+        """``x <= θ_u + ε`` (every use of θ goes through here or records its deciding x likewise)."""
+        if x <= self.theta + _EPS:
+            if x > self.x_passed:
+                self.x_passed = x
+            return True
+        if x < self.x_failed:
+            self.x_failed = x
+        return False
+
+    def valid_for(self, theta: float) -> bool:
+        """True iff every θ test made so far has the same outcome at ``theta``: the trial so far is
+        then exactly what a trial at ``theta`` would have built (θ is used nowhere else)."""
+        limit = float(theta) + _EPS
+        return self.x_passed <= limit < self.x_failed
 
     # ---------------------------------------------------------------- helpers
     def _push(self, end: float, servers: tuple[int, ...]) -> None:
         if len(servers) > 1:
-            self.split_active[list(servers)] += 1
+            split = self.split_active
+            for s in servers:
+                split[s] += 1
         self._seq += 1
         heapq.heappush(self.heap, (end, self._seq, servers))
 
@@ -386,7 +457,17 @@ class Trial:
         while heap and heap[0][0] <= t:
             _, _, servers = heapq.heappop(heap)
             if len(servers) > 1:
-                self.split_active[list(servers)] -= 1
+                split = self.split_active
+                for s in servers:
+                    split[s] -= 1
+        if self.fast:
+            gpu_heap, idle, load, flag = self.gpu_heap, self.idle_sorted, self.load_list, self.idle_flag
+            while gpu_heap and gpu_heap[0][0] <= t:
+                for g in heapq.heappop(gpu_heap)[1]:
+                    bisect.insort(idle, (load[g], g))
+                    flag[g] = True
+                    if self.fast_ff:
+                        bisect.insort(self.idle_ids, g)
 
     def advance(self) -> bool:
         """Alg. 2 line 9 / Alg. 3 line 12: wait for the next planned exit. False if none is running."""
@@ -397,21 +478,46 @@ class Trial:
         self._release_until(self.clock)
         return True
 
-    def rho_hat(self, job: int, gpus: np.ndarray) -> tuple[float, int]:
+    def rho_hat(self, job: int, gpus: Sequence[int] | np.ndarray) -> tuple[float, int]:
         """``ρ̂_j(y^k) = F_j·τ̂_j`` (eq. 8) on the candidate ``gpus``; returns ``(ρ̂, #servers)``."""
         ctx = self.ctx
-        if gpus.size == 1:
+        if len(gpus) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1
-        servers = np.unique(ctx.gpu_server[gpus])
-        if servers.size == 1:
+        server_of = ctx.server_of
+        servers = {server_of[g] for g in (gpus.tolist() if isinstance(gpus, np.ndarray) else gpus)}
+        if len(servers) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1
         # p̂_j: eq. (6) on the plan so far — split jobs active on the busiest server, plus this one.
-        p_hat = int(self.split_active[servers].max()) + 1
-        return ctx.iterations[job] * ctx.bound.iteration_time(job, int(servers.size), p_hat), int(servers.size)
+        split = self.split_active
+        p_hat = max(split[s] for s in servers) + 1
+        return ctx.iterations[job] * ctx.iteration_time(job, len(servers), p_hat), len(servers)
+
+    def _lbsgf_server_list(self, job: int) -> list[int]:
+        """:meth:`lbsgf_servers` on plain lists: per-server means kept, recomputed where U changed with
+        the same reduction (``np.add.reduceat`` over the server's GPUs), so bit-identical."""
+        ctx = self.ctx
+        mean = self.server_mean
+        if self.stale_servers:
+            load, capacity = self.load, ctx.capacity
+            for s in self.stale_servers:
+                span = ctx.server_gpus[s]
+                mean[s] = float(np.add.reduceat(load[span.start:span.stop], [0])[0]) / int(capacity[s])
+            self.stale_servers.clear()
+        need = self.lam * ctx.gpus[job] - _EPS
+        chosen: list[int] = []
+        reach = 0
+        for s in sorted(range(len(mean)), key=mean.__getitem__):  # stable: ties by server index
+            chosen.append(s)
+            reach += len(ctx.server_gpus[s])
+            if reach >= need:  # first prefix with Σ O_s ≥ λ_j G_j
+                break
+        return chosen
 
     def lbsgf_servers(self, job: int) -> np.ndarray:
         """Alg. 3 line 2: servers by ``Σ_g U_s^g / O_s`` (ties by index), top ``m`` with ``Σ O_s ≥ λ_j G_j``."""
         ctx = self.ctx
+        if self.fast_lbsgf:
+            return np.array(self._lbsgf_server_list(job), dtype=np.int64)
         avg = np.add.reduceat(self.load, ctx.server_first) / ctx.capacity
         order = np.argsort(avg, kind="stable")
         need = self.lam * ctx.gpus[job]
@@ -425,6 +531,17 @@ class Trial:
     ) -> tuple[np.ndarray, float, int] | None:
         """Top-``G_j`` least-``U`` idle GPUs (optionally among ``allowed``), if they meet ``θ_u``."""
         g = self.ctx.gpus[job]
+        if allowed is None and self.fast:
+            # Top-G_j of the idle GPUs by (U, index): the head of the sorted idle list.
+            idle_sorted = self.idle_sorted
+            if len(idle_sorted) < g:
+                return None
+            head = idle_sorted[:g]
+            fast_pick = [gpu for _, gpu in head]
+            rho, n_servers = self.rho_hat(job, fast_pick)
+            if self._within(head[-1][0] + rho / self.ctx.u):
+                return np.array(fast_pick), rho, n_servers
+            return None
         idle = self.busy <= self.clock
         if allowed is not None:
             idle &= allowed
@@ -437,7 +554,7 @@ class Trial:
             order = np.lexsort((ids, rank[self.ctx.gpu_server[ids]], self.load[ids]))
         pick = ids[order[:g]]
         rho, n_servers = self.rho_hat(job, pick)
-        if self.load[pick].max() + rho / self.ctx.u <= self.theta + _EPS:
+        if self._within(float(self.load[pick].max()) + rho / self.ctx.u):
             return pick, rho, n_servers
         return None
 
@@ -445,16 +562,57 @@ class Trial:
         """First ``G_j`` idle GPUs in ``order`` meeting ``U + ρ̂/u ≤ θ_u`` (fixed point on ρ̂)."""
         ctx = self.ctx
         g = ctx.gpus[job]
-        idle = self.busy[order] <= self.clock
+        idle_order = order[self.busy[order] <= self.clock]
         guess = ctx.iterations[job] * ctx.tau_floor(job)
         while True:
-            ok = idle & (self.load[order] + guess / ctx.u <= self.theta + _EPS)
-            pick = order[ok][:g]
+            x = self.load[idle_order] + guess / ctx.u
+            ok = x <= self.theta + _EPS
+            passed = np.flatnonzero(ok)
+            # Only the tests up to the g-th pass decide the pick: record those (see valid_for).
+            seen = x if passed.size < g else x[: int(passed[g - 1]) + 1]
+            seen_ok = ok[: seen.size]
+            if seen_ok.any():
+                self._within(float(seen[seen_ok].max()))
+            if not seen_ok.all():
+                self._within(float(seen[~seen_ok].min()))
+            pick = idle_order[passed[:g]]
             if pick.size < g:
                 return None
             rho, n_servers = self.rho_hat(job, pick)
-            if self.load[pick].max() + rho / ctx.u <= self.theta + _EPS:
+            if self._within(float(self.load[pick].max()) + rho / ctx.u):
                 return pick, rho, n_servers
+            guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
+
+    def _ff_pick(self, job: int) -> tuple[np.ndarray, float, int] | None:
+        """:meth:`_ordered_pick` in GPU index order on plain lists (the same tests, the same records)."""
+        ctx = self.ctx
+        g = ctx.gpus[job]
+        load = self.load_list
+        guess = ctx.iterations[job] * ctx.tau_floor(job)
+        limit = self.theta + _EPS
+        while True:
+            step = guess / ctx.u
+            pick: list[int] = []
+            top_passed, low_failed = -math.inf, math.inf
+            for gpu in self.idle_ids:
+                x = load[gpu] + step
+                if x <= limit:
+                    pick.append(gpu)
+                    if x > top_passed:
+                        top_passed = x
+                    if len(pick) == g:
+                        break
+                elif x < low_failed:
+                    low_failed = x
+            if top_passed > -math.inf:
+                self._within(top_passed)
+            if low_failed < math.inf:
+                self._within(low_failed)
+            if len(pick) < g:
+                return None
+            rho, n_servers = self.rho_hat(job, pick)
+            if self._within(max(load[gpu] for gpu in pick) + rho / ctx.u):
+                return np.array(pick), rho, n_servers
             guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
 
     def method_for(self, job: int) -> str:
@@ -496,6 +654,8 @@ class Trial:
             # Alg. 2 lines 2–4 (and LS, §7.2): available = idle now and U + ρ̂/u ≤ θ_u; least U first.
             return self._least_load_pick(job, None, None)
         if method == "lbsgf":
+            if self.fast_lbsgf:
+                return self._lbsgf_pick(job, self._lbsgf_server_list(job) if servers is None else servers)
             servers = self.lbsgf_servers(job) if servers is None else servers
             rank = np.full(self.ctx.cluster.num_servers, np.iinfo(np.int64).max, dtype=np.int64)
             rank[servers] = np.arange(servers.size)
@@ -507,6 +667,8 @@ class Trial:
             # Alg. 3 lines 3–7: idle GPUs of the selected servers under θ_u, top-G_j least U.
             return self._least_load_pick(job, self._server_mask(servers), rank)
         if method == "ff":
+            if self.fast_ff:
+                return self._ff_pick(job)
             return self._ordered_pick(job, self.ctx.gpu_index)  # §7.2 FF: server to server, index order
         if method == "rand":
             if opts.rand_pick == "servers":
@@ -514,21 +676,50 @@ class Trial:
             return self._ordered_pick(job, self.rng.permutation(self.ctx.num_gpus))  # §7.2 RAND
         raise ConfigError(f"unknown placement method {method!r}")
 
-    def _hopeless(self, job: int, servers: np.ndarray | None) -> bool:
+    def _lbsgf_pick(self, job: int, servers: list[int]) -> tuple[np.ndarray, float, int] | None:
+        """Alg. 3 lines 3–7 on plain lists: idle GPUs of the chosen servers by (U, server rank, index)."""
+        ctx = self.ctx
+        g = ctx.gpus[job]
+        load, flag, server_gpus = self.load_list, self.idle_flag, ctx.server_gpus
+        candidates = [(load[gpu], rank, gpu) for rank, s in enumerate(servers) for gpu in server_gpus[s] if flag[gpu]]
+        if len(candidates) < g:
+            return None
+        candidates.sort()
+        head = candidates[:g]
+        pick = [gpu for _, _, gpu in head]
+        rho, n_servers = self.rho_hat(job, pick)
+        if self._within(head[-1][0] + rho / ctx.u):
+            return np.array(pick), rho, n_servers
+        return None
+
+    def _hopeless(self, job: int, servers: np.ndarray | list[int] | None) -> bool:
         """True if no amount of waiting can place ``job`` (``U`` only grows; ``ρ̂ ≥ F_j τ_floor``)."""
         ctx = self.ctx
         floor = ctx.iterations[job] * ctx.tau_floor(job) / ctx.u
-        ok = self.load + floor <= self.theta + _EPS
-        if servers is not None:
-            ok &= self._server_mask(servers)
-        return int(ok.sum()) < ctx.gpus[job]
+        g = ctx.gpus[job]
+        if servers is None and self.fast:
+            loads_sorted = self.loads_sorted
+            return len(loads_sorted) < g or not self._within(loads_sorted[g - 1] + floor)
+        if self.fast_lbsgf:
+            load, server_gpus = self.load_list, ctx.server_gpus
+            chosen = sorted(load[gpu] for s in servers for gpu in server_gpus[s])  # type: ignore[union-attr]
+            return len(chosen) < g or not self._within(chosen[g - 1] + floor)
+        loads = self.load if servers is None else self.load[self._server_mask(servers)]
+        if loads.size < g:
+            return True
+        # At least G_j GPUs pass ``U + floor <= θ + ε`` iff the G_j-th smallest does (float addition is
+        # monotone), so that one x decides.
+        return not self._within(float(np.partition(loads, g - 1)[g - 1]) + floor)
 
     def place(self, job: int) -> PlanEntry | None:
         """Alg. 2 / Alg. 3 for one job, with waiting; ``None`` is ``∅`` (infeasible at this θ)."""
         method = self.method_for(job)
         # Alg. 3 "goes to Line 2" after a wait: U does not change while waiting, so the server
         # choice of line 2 is the same and is computed once.
-        servers = self.lbsgf_servers(job) if method == "lbsgf" else None
+        if method == "lbsgf":
+            servers = self._lbsgf_server_list(job) if self.fast_lbsgf else self.lbsgf_servers(job)
+        else:
+            servers = None
         while True:
             got = self.try_place(job, method, servers)
             if got is not None:
@@ -539,27 +730,92 @@ class Trial:
     def _commit(self, job: int, method: str, pick: np.ndarray, rho: float, n_servers: int) -> PlanEntry:
         start = self.clock
         end = start + rho  # T_j = planned start + ρ̂_j (Alg. 2 line 5, Alg. 3 line 8)
+        gpus = pick.tolist()
+        step = rho / self.ctx.u
         self.busy[pick] = end
-        self.load[pick] += rho / self.ctx.u  # Alg. 2 line 6, Alg. 3 line 9
+        self.load[pick] += step  # Alg. 2 line 6, Alg. 3 line 9
+        server_of = self.ctx.server_of
         if n_servers > 1:
-            servers = tuple(np.unique(self.ctx.gpu_server[pick]).tolist())
+            servers = tuple(sorted({server_of[g] for g in gpus}))
         else:
-            servers = (int(self.ctx.gpu_server[pick[0]]),)
+            servers = (server_of[gpus[0]],)
         self._push(end, servers)
-        entry = PlanEntry(job, tuple(sorted(pick.tolist())), start, end, rho, method, n_servers)
+        if self.fast:
+            idle, loads_sorted, load, flag = self.idle_sorted, self.loads_sorted, self.load_list, self.idle_flag
+            for g in gpus:
+                before = load[g]
+                after = load[g] = before + step  # the same float64 addition as the array's
+                flag[g] = False
+                del idle[bisect.bisect_left(idle, (before, g))]
+                del loads_sorted[bisect.bisect_left(loads_sorted, before)]
+                bisect.insort(loads_sorted, after)
+                if self.fast_ff:
+                    del self.idle_ids[bisect.bisect_left(self.idle_ids, g)]
+            self.stale_servers.update(servers)
+            heapq.heappush(self.gpu_heap, (end, tuple(gpus)))
+        entry = PlanEntry(job, tuple(sorted(gpus)), start, end, rho, method, n_servers)
         self.entries.append(entry)
         self.makespan = max(self.makespan, end)
         return entry
 
-    def run(self, jobs_sorted: Sequence[int]) -> bool:
-        """Alg. 1 lines 9–16. True iff every job was placed (and the prune bound never reached)."""
-        for job in jobs_sorted:
-            if self.place(job) is None:
+    def fork(self, kappa: int, prune_at: float) -> Trial:
+        """A copy of this trial's state (planned so far) that continues with its own κ and prune bound."""
+        other = object.__new__(Trial)
+        other.__dict__.update(self.__dict__)
+        other.busy = self.busy.copy()
+        other.load = self.load.copy()
+        other.split_active = list(self.split_active)
+        other.heap = list(self.heap)
+        if self.fast:
+            other.load_list = list(self.load_list)
+            other.idle_flag = list(self.idle_flag)
+            other.server_mean = list(self.server_mean)
+            other.stale_servers = set(self.stale_servers)
+            other.idle_sorted = list(self.idle_sorted)
+            other.idle_ids = list(self.idle_ids)
+            other.loads_sorted = list(self.loads_sorted)
+            other.gpu_heap = list(self.gpu_heap)
+        other.entries = list(self.entries)
+        other.kappa = kappa
+        other.prune_at = prune_at
+        return other
+
+    def run(self, jobs_sorted: Sequence[int], stop: int | None = None) -> bool:
+        """Alg. 1 lines 9–16. True iff every job was placed (and the prune bound never reached).
+
+        ``stop``: place only up to that position (the κ-class spine in :func:`plan`; then False).
+        """
+        end = len(jobs_sorted) if stop is None else stop
+        for i in range(self.next_index, end):
+            if self.place(jobs_sorted[i]) is None:
+                self.failed = True
+                self.next_index = i
                 return False  # line 14–15: y_j = ∅ → break (this κ is infeasible)
             if self.makespan >= self.prune_at:
                 self.pruned = True
+                self.next_index = i + 1
                 return False
-        return True
+        self.next_index = end
+        return end == len(jobs_sorted)
+
+    def rerun(self, theta: float, prune_at: float, jobs_sorted: Sequence[int]) -> bool:
+        """What :meth:`run` of a fresh trial at ``(theta, prune_at)`` returns, given ``valid_for(theta)``.
+
+        The decisions so far are those of the fresh trial. Its makespan only grows, so: a failed trial
+        fails again (or is pruned first: False either way); a finished one passes iff its makespan is
+        below ``prune_at``; a pruned one stays pruned if its makespan already reaches ``prune_at``, else
+        it continues at ``theta`` from where it stopped.
+        """
+        if self.failed:
+            return False
+        if self.makespan >= prune_at:
+            return False
+        if self.next_index >= len(jobs_sorted):
+            return True
+        self.theta = float(theta)
+        self.prune_at = prune_at
+        self.pruned = False
+        return self.run(jobs_sorted)
 
 
 def bisect_theta(
@@ -629,6 +885,7 @@ def plan(
     bound: BoundModel | None = None,
     rng: np.random.Generator | None = None,
     options: PlanOptions = DEFAULT_OPTIONS,
+    context: PlanContext | None = None,
 ) -> PlanResult:
     """Plan ``jobs`` with SJF-BCO (Alg. 1–3) or one of the §7.2 baselines.
 
@@ -646,6 +903,7 @@ def plan(
         bounds, bound: precomputed §5.1 bounds and bound model (re-planning reuses them).
         rng: randomness for RAND.
         options: readings of the ambiguous lines (:class:`PlanOptions`; defaults as the module doc).
+        context: a :class:`PlanContext` of this world and these ``bounds`` to reuse (re-planning).
 
     Returns:
         The :class:`PlanResult`.
@@ -666,7 +924,7 @@ def plan(
     rows = list(range(workload.num_jobs)) if jobs is None else [int(j) for j in jobs]
     bounds = bounds if bounds is not None else estimate_bounds(cluster, workload, model, bound, rows)
     initial = initial if initial is not None else InitialState.empty(cluster)
-    ctx = _Context(cluster, workload, bound, bounds)
+    ctx = context if context is not None else PlanContext(cluster, workload, bound, bounds)
     rng = rng if rng is not None else np.random.default_rng(0)
     # Alg. 1 line 3: jobs by G_j non-decreasing (stable: ties keep workload order); or workload order.
     jobs_sorted = sorted(rows, key=lambda j: ctx.gpus[j]) if options.job_order == "sjf" else list(rows)
@@ -687,6 +945,18 @@ def plan(
         horizon_t = int(math.ceil(horizon))
     doublings = 0
     trials = 0
+    # Identical schedules are not rebuilt: a trial replays exactly at any θ for which its θ tests
+    # (Trial.valid_for) come out the same, so a bisection step whose θ lands there reuses it (in Alg. 1
+    # as written most steps do: θ only binds near the tightest feasible value). Per κ class, the most
+    # recent trials are kept. RAND draws from the generator and is planned once per horizon: no reuse.
+    reusable = kind != "rand"
+    cache: list[list[Trial]] = [[] for _ in classes]
+    # κ classes share a prefix: with κ_c, every job before the first one with G_j > κ_c is placed by
+    # FA-FFP, as in the all-FA-FFP schedule. So per θ one "spine" trial (κ = ∞) is built once and each
+    # class forks it at its switch position (its decisions there are the spine's, bit for bit).
+    share = kind == "sjf-bco" and len(classes) > 1
+    switch = [next((i for i, j in enumerate(jobs_sorted) if ctx.gpus[j] > kappa), len(jobs_sorted))
+              for kappa, _ in classes]
 
     while True:
         horizon_abs = clock0 + horizon_t
@@ -694,10 +964,33 @@ def plan(
         def evaluate(theta: int) -> tuple[float, object]:
             nonlocal trials
             best_m, best = horizon_abs, None  # line 6: m_θ ← T
-            for kappa, members in classes:  # line 7 (κ classes, see module doc)
+            spine: Trial | None = None
+            for index, (kappa, members) in enumerate(classes):  # line 7 (κ classes, see module doc)
                 trials += 1
-                trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
-                if trial.run(jobs_sorted) and trial.makespan < best_m:  # lines 17–18
+                reuse = next((t for t in cache[index] if t.valid_for(theta)), None) if reusable else None
+                if reuse is not None:
+                    trial, done = reuse, reuse.rerun(theta, best_m, jobs_sorted)
+                elif share:
+                    # Class κ places jobs before switch[index] exactly as the all-FA-FFP spine does.
+                    if spine is None:
+                        spine = Trial(ctx, theta, kind, math.inf, lam, initial, rng=rng, options=options)  # type: ignore[arg-type]
+                    stop = switch[index]
+                    if not spine.failed and spine.next_index < stop:
+                        spine.run(jobs_sorted, stop)
+                    trial = spine.fork(kappa, best_m)
+                    if trial.failed:  # the fresh trial fails at the same job (or is pruned first)
+                        done = False
+                    elif trial.next_index > 0 and trial.makespan >= best_m:  # it is pruned within the prefix
+                        trial.pruned, done = True, False
+                    else:
+                        done = trial.run(jobs_sorted)
+                    cache[index] = [trial, *cache[index][: _TRIAL_CACHE - 1]]
+                else:
+                    trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
+                    done = trial.run(jobs_sorted)
+                    if reusable:
+                        cache[index] = [trial, *cache[index][: _TRIAL_CACHE - 1]]
+                if done and trial.makespan < best_m:  # lines 17–18
                     best_m, best = trial.makespan, (trial, kappa, members)
             return (best_m - clock0 if best is not None else math.inf), best
 
@@ -758,5 +1051,5 @@ def make_trial(
     """A single (θ_u, κ, λ) :class:`Trial` on a given start state (for inspection and tests)."""
     bound = model.bind(cluster, workload)
     bounds = estimate_bounds(cluster, workload, model, bound)
-    ctx = _Context(cluster, workload, bound, bounds)
+    ctx = PlanContext(cluster, workload, bound, bounds)
     return Trial(ctx, theta, kind, kappa, lam, initial or InitialState.empty(cluster), rng=rng, options=options)

@@ -381,3 +381,35 @@ def test_quick_claims_match_the_committed_table(tmp_path) -> None:
     assert len(rows[rows.fig == "fig5"]) == 32 and rows.sim_makespan_s.gt(0).all()
     regime = rows[rows.calibration == "sjf-bco-regime"]
     assert (regime.jobs_rho_below_50 == 0).all() and (rows[rows.calibration == "sjf-bco"].jobs_rho_below_50 > 0).all()
+
+
+def test_replan_when_started_plans_arrivals_only_after_the_plan_has_started() -> None:
+    wl = scaled_workload(np.random.default_rng(7), 60, max_gpus=16, arrival_rate_per_s=0.3, models=SJF_BCO_MODELS)
+    scenario = Scenario("t", BCO_CLUSTER, lambda rng, c: wl, model=SJF_BCO_PERF_MODEL)
+    runs = {}
+    for online in ("replan", "replan-when-started"):
+        policy = make_sjf_bco(online=online)
+        result = policy.run_episode(scenario, BCO_CLUSTER, wl, np.random.default_rng(0), debug=True)
+        assert result.completed and np.all(result.start >= wl.arrival)
+        for job, gpus in policy.planned_assignments():
+            assert tuple(sorted(result.gpu_ids[job])) == gpus  # every job runs on its planned GPUs
+        # Did some job of a plan start after the next plan was made (i.e. was it re-planned)?
+        overtaken = [any(result.start[e.job] > later.replan_time + 1e-9 for e in earlier.plan.entries)
+                     for earlier, later in zip(policy.plans, policy.plans[1:])]
+        planned = [e.job for p in policy.plans for e in p.plan.entries]
+        runs[online] = (len(policy.plans), any(overtaken), len(planned) - len(set(planned)))
+    assert runs["replan"][1] and runs["replan"][2] > 0  # the default re-plans queued, planned jobs
+    plans, overtaken, replanned = runs["replan-when-started"]
+    assert plans >= 2 and not overtaken and replanned == 0  # each job planned once, after its plan started
+    assert plans < runs["replan"][0]
+    with pytest.raises(ConfigError, match="online must be one of"):
+        make_sjf_bco(online="sometimes")
+
+
+def test_replan_when_started_equals_the_default_offline() -> None:
+    wl = bco_jobs(3)
+    finishes = []
+    for online in ("replan", "replan-when-started"):
+        result = run_policy(Simulator(BCO_CLUSTER, wl, SJF_BCO_PERF_MODEL), make_sjf_bco(online=online))
+        finishes.append(result.finish)
+    assert np.array_equal(finishes[0], finishes[1])
