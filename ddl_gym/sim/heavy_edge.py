@@ -31,6 +31,7 @@ over the ranks ``0..k−1`` and over the ranks shifted by one; an edge in both t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -61,6 +62,13 @@ class Mapping:
         for server, row in enumerate(self.counts):
             for s, n in enumerate(row):
                 labels[server].extend([s] * n)
+        return labels
+
+    @cached_property
+    def flat_labels(self) -> np.ndarray:
+        """Stage of every GPU, servers in input order (:meth:`stage_labels` concatenated; read-only, computed once)."""
+        labels = np.array([s for row in self.counts for s, n in enumerate(row) for _ in range(n)], dtype=np.int64)
+        labels.setflags(write=False)
         return labels
 
 
@@ -134,6 +142,10 @@ def heavy_edge(config: PipelineConfig, sizes: Sequence[int], rng: np.random.Gene
         The mapping, rows in the order of ``sizes``. Mappings that took no random choice are cached
         (the result and the generator's state are then the same with or without the cache).
     """
+    if type(sizes) is tuple:  # the hot path (placements): a cached mapping needs no checks, it passed them
+        cached = _MAPPINGS.get((config, sizes, connectivity))
+        if cached is not None:
+            return cached
     if connectivity not in CONNECTIVITY:
         raise ConfigError(f"Heavy-Edge connectivity must be one of {CONNECTIVITY}, got {connectivity!r}")
     sizes = tuple(int(g) for g in sizes)
