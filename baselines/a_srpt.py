@@ -153,6 +153,8 @@ class ASRPT:
         self.delay_start: dict[int, float] = {}
         self.vm_completion: dict[int, float] = {}  # diagnostics: completion time in Ã_1
         self._size: dict[int, float] = {}
+        self._alpha_min: dict[int, float] = {}  # α̃_min of each arrived job (a constant of its configuration)
+        self._heavy: dict[int, bool] = {}  # line 6 (R) of each arrived job (likewise constant)
         self._G = G
         self._woken: set[float] = set()
 
@@ -197,6 +199,8 @@ class ASRPT:
             self._collect(vm.advance(max(r, vm.now)))  # completions before the arrival at r
             size = self.virtual_size(job)  # line 2 (R)
             self._size[job] = size
+            self._alpha_min[job] = self._oracle.alpha_min_tilde(job)
+            self._heavy[job] = self.is_comm_heavy(job)
             if size <= 0.0:
                 self.vm_completion[job] = max(r, vm.now)
                 self.pending.append(job)  # "immediately complete in Ã_1"
@@ -213,14 +217,14 @@ class ASRPT:
         """Lines 6–23 for an eligible job (``g_i`` ≤ free GPUs); False if it stays delayed."""
         if sim.state[job] != QUEUED:
             raise ConfigError(f"{self.name}: job {job} left the queue behind the policy's back")
-        if not self.is_comm_heavy(job):  # lines 21–23: fragmentation-aware, start at once
+        if not self._heavy[job]:  # lines 21–23: fragmentation-aware, start at once
             alloc = place_pipeline(sim, job, self._rng, selection=self.fragment, connectivity=self.connectivity)
             sim.start(job, alloc)
             return True
         # lines 8–20: consolidate on the most available servers and map with Heavy-Edge
         alloc = place_pipeline(sim, job, self._rng, selection=self.consolidate, connectivity=self.connectivity)
         alpha = sim.estimate_iteration_time(job, alloc)
-        if alpha / self._oracle.alpha_min_tilde(job) <= self.comm_heavy:
+        if alpha / self._alpha_min[job] <= self.comm_heavy:
             sim.start(job, alloc)
             return True
         first = self.delay_start.setdefault(job, sim.now)  # the delay clock starts once, never reset (A5 #3)

@@ -121,11 +121,17 @@ def place_pipeline(sim: Simulator, job: int, rng: np.random.Generator, *, select
     config = workload.job_profile(job) if workload.arch[job] == ARCH_PIPELINE else None
     if not isinstance(config, PipelineConfig):
         return np.array(ids, dtype=np.int64)
+    gpu_ids = np.array(ids, dtype=np.int64)
+    gpu_ids.setflags(write=False)
+    # Allocation.pipeline without its checks: one label per id, each a stage of the job, by construction
     if need == 1:
-        return Allocation.pipeline(ids, [0])
-    sizes = tuple(n for _, n in chosen)
-    mapping = heavy_edge(config, sizes, rng, connectivity=connectivity)
-    return Allocation.pipeline(ids, mapping.flat_labels)
+        return Allocation(gpu_ids=gpu_ids, stage_of=_STAGE_ZERO)
+    mapping = heavy_edge(config, tuple(n for _, n in chosen), rng, connectivity=connectivity)
+    return Allocation(gpu_ids=gpu_ids, stage_of=mapping.flat_labels)
+
+
+_STAGE_ZERO = np.zeros(1, dtype=np.int64)  # a one-GPU job's single replica hosts stage 0
+_STAGE_ZERO.setflags(write=False)
 
 
 def heavy_edge_consolidate(sim: Simulator, job: int, rng: np.random.Generator) -> Allocation | np.ndarray | None:
