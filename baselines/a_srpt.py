@@ -66,10 +66,14 @@ class VirtualSRPT:
 
     def advance(self, t: float) -> list[tuple[float, int]]:
         """Run the machine until ``t``; returns ``(completion time, job)`` in completion order."""
-        done: list[tuple[float, int]] = []
         heap = self._heap
         if self.now == -math.inf:
             self.now = t
+        if not heap or (t <= self.now and heap[0][0] > 0.0):  # nothing runs or completes (most calls)
+            if t > self.now:
+                self.now = t
+            return []
+        done: list[tuple[float, int]] = []
         while heap and t > self.now:
             head = heap[0]
             finish = self.now + head[0]
@@ -144,6 +148,7 @@ class ASRPT:
         else:
             n_tilde = np.nan_to_num(w.predicted_iterations, nan=0.0)  # NaN: nothing known = unseen (0)
         self._n_tilde = n_tilde
+        self._n_tilde_list: list[float] = n_tilde.tolist()
         self._gpus = w.gpus.tolist()
         self._arrival = w.arrival.tolist()
         self._vm = VirtualSRPT()
@@ -160,11 +165,17 @@ class ASRPT:
 
     def virtual_size(self, job: int) -> float:
         """``p̃_i = (g_i/G)·ñ_i·α̃_min`` (seconds on the virtual machine)."""
-        return self._gpus[job] / self._G * float(self._n_tilde[job]) * self._oracle.alpha_min_tilde(job)
+        return self._virtual_size(job, self._oracle.alpha_min_tilde(job))
 
     def is_comm_heavy(self, job: int) -> bool:
         """Line 6 (R): ``α_max/α̃_min > COMM_HEAVY`` (strict)."""
-        return self._oracle.alpha_max(job) / self._oracle.alpha_min_tilde(job) > self.comm_heavy
+        return self._comm_heavy(job, self._oracle.alpha_min_tilde(job))
+
+    def _virtual_size(self, job: int, alpha_min: float) -> float:
+        return self._gpus[job] / self._G * self._n_tilde_list[job] * alpha_min
+
+    def _comm_heavy(self, job: int, alpha_min: float) -> bool:
+        return self._oracle.alpha_max(job) / alpha_min > self.comm_heavy
 
     # ------------------------------------------------------------------ Algorithm 1
     def schedule(self, sim: Simulator) -> None:  # line 1 (R): called at every decision point
@@ -192,21 +203,27 @@ class ASRPT:
     def _run_virtual_machine(self, sim: Simulator) -> None:
         """Lines 2–3 (R): feed arrivals to the virtual SRPT machine and collect its completions."""
         vm = self._vm
+        oracle = self._oracle
         while self._seen < sim.num_arrived:
             job = self._seen
             self._seen += 1
             r = self._arrival[job]
-            self._collect(vm.advance(max(r, vm.now)))  # completions before the arrival at r
-            size = self.virtual_size(job)  # line 2 (R)
+            done = vm.advance(max(r, vm.now))  # completions before the arrival at r
+            if done:
+                self._collect(done)
+            alpha_min = oracle.alpha_min_tilde(job)
+            size = self._virtual_size(job, alpha_min)  # line 2 (R)
             self._size[job] = size
-            self._alpha_min[job] = self._oracle.alpha_min_tilde(job)
-            self._heavy[job] = self.is_comm_heavy(job)
+            self._alpha_min[job] = alpha_min
+            self._heavy[job] = self._comm_heavy(job, alpha_min)  # line 6 (R), kept for the job's attempts
             if size <= 0.0:
                 self.vm_completion[job] = max(r, vm.now)
                 self.pending.append(job)  # "immediately complete in Ã_1"
             else:
                 vm.add(job, size, r)
-        self._collect(vm.advance(sim.now))  # line 3 (R)
+        done = vm.advance(sim.now)  # line 3 (R)
+        if done:
+            self._collect(done)
 
     def _collect(self, done: list[tuple[float, int]]) -> None:
         for t, job in done:
