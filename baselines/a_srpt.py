@@ -42,7 +42,7 @@ from collections import deque
 
 import numpy as np
 
-from ddl_gym.baselines.heavy_edge import place_pipeline
+from ddl_gym.baselines.heavy_edge import place_pipeline, place_pipeline_traced
 from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.perf_pipeline import require_pipeline_scenario, BoundPipelineModel, pipeline_oracle
@@ -162,6 +162,11 @@ class ASRPT:
         self._heavy: dict[int, bool] = {}  # line 6 (R) of each arrived job (likewise constant)
         self._G = G
         self._woken: set[float] = set()
+        # job -> (sim, starts, completions, mapping, α): the last assessment of a delayed job. No GPU
+        # is taken or given back between two decision points with the same counts (this policy
+        # neither preempts nor resizes), so reassessing would find the same mapping and α; one whose
+        # Heavy-Edge step drew from the generator is never kept (reassessing draws again).
+        self._assessed: dict[int, tuple[Simulator, int, int, object, float]] = {}
 
     def virtual_size(self, job: int) -> float:
         """``p̃_i = (g_i/G)·ñ_i·α̃_min`` (seconds on the virtual machine)."""
@@ -239,14 +244,23 @@ class ASRPT:
             sim.start(job, alloc)
             return True
         # lines 8–20: consolidate on the most available servers and map with Heavy-Edge
-        alloc = place_pipeline(sim, job, self._rng, selection=self.consolidate, connectivity=self.connectivity)
-        alpha = sim.estimate_iteration_time(job, alloc)
+        last = self._assessed.get(job)
+        if last is not None and last[0] is sim and last[1] == sim.decisions and last[2] == sim.num_finished:
+            alloc, alpha = last[3], last[4]  # nothing changed since the last assessment: same mapping, same α
+        else:
+            alloc, drew = place_pipeline_traced(sim, job, self._rng, selection=self.consolidate,
+                                                connectivity=self.connectivity)
+            alpha = sim.estimate_iteration_time(job, alloc)
+            if not drew:
+                self._assessed[job] = (sim, sim.decisions, sim.num_finished, alloc, alpha)
         if alpha / self._alpha_min[job] <= self.comm_heavy:
+            self._assessed.pop(job, None)
             sim.start(job, alloc)
             return True
         first = self.delay_start.setdefault(job, sim.now)  # the delay clock starts once, never reset (A5 #3)
         deadline = first + self.tau * self._size[job]
         if sim.now >= deadline:  # delayed up to τ·p̃_i: start on the current mapping
+            self._assessed.pop(job, None)
             sim.start(job, alloc)
             return True
         self._wake(sim, deadline)  # keep reassessing at every decision point until then

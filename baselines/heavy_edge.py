@@ -107,27 +107,37 @@ def place_pipeline(sim: Simulator, job: int, rng: np.random.Generator, *, select
 
     A job without a pipeline profile gets the selected servers' lowest free GPU ids.
     """
+    return place_pipeline_traced(sim, job, rng, selection=selection, connectivity=connectivity)[0]
+
+
+def place_pipeline_traced(sim: Simulator, job: int, rng: np.random.Generator, *, selection: str = "consolidate",
+                          connectivity: str = "single") -> tuple[Allocation | np.ndarray | None, bool]:
+    """:func:`place_pipeline` and whether Heavy-Edge drew from ``rng`` (HE7/HE10's random fallback).
+
+    A placement that drew nothing is a function of the free GPUs alone, so a caller may reuse it for
+    as long as no GPU was taken or given back (A-SRPT reassessing a delayed job).
+    """
     need = int(sim.workload.gpus[job])
     num_free = sim.num_free
     if num_free < need:
-        return None
+        return None, False
     chosen = select_from_groups(sim.servers_by_free(), num_free, need, selection)
     if chosen is None:
-        return None
+        return None, False
     ids: list[int] = []
     for s, n in chosen:
         ids += sim.free_gpu_list(s)[:n]
     workload = sim.workload
     config = workload.job_profile(job) if workload.arch[job] == ARCH_PIPELINE else None
     if not isinstance(config, PipelineConfig):
-        return np.array(ids, dtype=np.int64)
+        return np.array(ids, dtype=np.int64), False
     gpu_ids = np.array(ids, dtype=np.int64)
     gpu_ids.setflags(write=False)
     # Allocation.pipeline without its checks: one label per id, each a stage of the job, by construction
     if need == 1:
-        return Allocation(gpu_ids=gpu_ids, stage_of=_STAGE_ZERO)
+        return Allocation(gpu_ids=gpu_ids, stage_of=_STAGE_ZERO), False
     mapping = heavy_edge(config, tuple(n for _, n in chosen), rng, connectivity=connectivity)
-    return Allocation(gpu_ids=gpu_ids, stage_of=mapping.flat_labels)
+    return Allocation(gpu_ids=gpu_ids, stage_of=mapping.flat_labels), mapping.used_random
 
 
 _STAGE_ZERO = np.zeros(1, dtype=np.int64)  # a one-GPU job's single replica hosts stage 0
