@@ -42,7 +42,7 @@ from collections import deque
 
 import numpy as np
 
-from ddl_gym.baselines.heavy_edge import place_pipeline
+from ddl_gym.baselines.heavy_edge import place_pipeline, place_pipeline_traced
 from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.perf_pipeline import require_pipeline_scenario, BoundPipelineModel, pipeline_oracle
@@ -66,10 +66,14 @@ class VirtualSRPT:
 
     def advance(self, t: float) -> list[tuple[float, int]]:
         """Run the machine until ``t``; returns ``(completion time, job)`` in completion order."""
-        done: list[tuple[float, int]] = []
         heap = self._heap
         if self.now == -math.inf:
             self.now = t
+        if not heap or (t <= self.now and heap[0][0] > 0.0):  # nothing runs or completes (most calls)
+            if t > self.now:
+                self.now = t
+            return []
+        done: list[tuple[float, int]] = []
         while heap and t > self.now:
             head = heap[0]
             finish = self.now + head[0]
@@ -144,6 +148,7 @@ class ASRPT:
         else:
             n_tilde = np.nan_to_num(w.predicted_iterations, nan=0.0)  # NaN: nothing known = unseen (0)
         self._n_tilde = n_tilde
+        self._n_tilde_list: list[float] = n_tilde.tolist()
         self._gpus = w.gpus.tolist()
         self._arrival = w.arrival.tolist()
         self._vm = VirtualSRPT()
@@ -153,16 +158,29 @@ class ASRPT:
         self.delay_start: dict[int, float] = {}
         self.vm_completion: dict[int, float] = {}  # diagnostics: completion time in Ã_1
         self._size: dict[int, float] = {}
+        self._alpha_min: dict[int, float] = {}  # α̃_min of each arrived job (a constant of its configuration)
+        self._heavy: dict[int, bool] = {}  # line 6 (R) of each arrived job (likewise constant)
         self._G = G
         self._woken: set[float] = set()
+        # job -> (sim, starts, completions, mapping, α): the last assessment of a delayed job. No GPU
+        # is taken or given back between two decision points with the same counts (this policy
+        # neither preempts nor resizes), so reassessing would find the same mapping and α; one whose
+        # Heavy-Edge step drew from the generator is never kept (reassessing draws again).
+        self._assessed: dict[int, tuple[Simulator, int, int, object, float]] = {}
 
     def virtual_size(self, job: int) -> float:
         """``p̃_i = (g_i/G)·ñ_i·α̃_min`` (seconds on the virtual machine)."""
-        return self._gpus[job] / self._G * float(self._n_tilde[job]) * self._oracle.alpha_min_tilde(job)
+        return self._virtual_size(job, self._oracle.alpha_min_tilde(job))
 
     def is_comm_heavy(self, job: int) -> bool:
         """Line 6 (R): ``α_max/α̃_min > COMM_HEAVY`` (strict)."""
-        return self._oracle.alpha_max(job) / self._oracle.alpha_min_tilde(job) > self.comm_heavy
+        return self._comm_heavy(job, self._oracle.alpha_min_tilde(job))
+
+    def _virtual_size(self, job: int, alpha_min: float) -> float:
+        return self._gpus[job] / self._G * self._n_tilde_list[job] * alpha_min
+
+    def _comm_heavy(self, job: int, alpha_min: float) -> bool:
+        return self._oracle.alpha_max(job) / alpha_min > self.comm_heavy
 
     # ------------------------------------------------------------------ Algorithm 1
     def schedule(self, sim: Simulator) -> None:  # line 1 (R): called at every decision point
@@ -190,19 +208,27 @@ class ASRPT:
     def _run_virtual_machine(self, sim: Simulator) -> None:
         """Lines 2–3 (R): feed arrivals to the virtual SRPT machine and collect its completions."""
         vm = self._vm
+        oracle = self._oracle
         while self._seen < sim.num_arrived:
             job = self._seen
             self._seen += 1
             r = self._arrival[job]
-            self._collect(vm.advance(max(r, vm.now)))  # completions before the arrival at r
-            size = self.virtual_size(job)  # line 2 (R)
+            done = vm.advance(max(r, vm.now))  # completions before the arrival at r
+            if done:
+                self._collect(done)
+            alpha_min = oracle.alpha_min_tilde(job)
+            size = self._virtual_size(job, alpha_min)  # line 2 (R)
             self._size[job] = size
+            self._alpha_min[job] = alpha_min
+            self._heavy[job] = self._comm_heavy(job, alpha_min)  # line 6 (R), kept for the job's attempts
             if size <= 0.0:
                 self.vm_completion[job] = max(r, vm.now)
                 self.pending.append(job)  # "immediately complete in Ã_1"
             else:
                 vm.add(job, size, r)
-        self._collect(vm.advance(sim.now))  # line 3 (R)
+        done = vm.advance(sim.now)  # line 3 (R)
+        if done:
+            self._collect(done)
 
     def _collect(self, done: list[tuple[float, int]]) -> None:
         for t, job in done:
@@ -213,19 +239,28 @@ class ASRPT:
         """Lines 6–23 for an eligible job (``g_i`` ≤ free GPUs); False if it stays delayed."""
         if sim.state[job] != QUEUED:
             raise ConfigError(f"{self.name}: job {job} left the queue behind the policy's back")
-        if not self.is_comm_heavy(job):  # lines 21–23: fragmentation-aware, start at once
+        if not self._heavy[job]:  # lines 21–23: fragmentation-aware, start at once
             alloc = place_pipeline(sim, job, self._rng, selection=self.fragment, connectivity=self.connectivity)
             sim.start(job, alloc)
             return True
         # lines 8–20: consolidate on the most available servers and map with Heavy-Edge
-        alloc = place_pipeline(sim, job, self._rng, selection=self.consolidate, connectivity=self.connectivity)
-        alpha = sim.estimate_iteration_time(job, alloc)
-        if alpha / self._oracle.alpha_min_tilde(job) <= self.comm_heavy:
+        last = self._assessed.get(job)
+        if last is not None and last[0] is sim and last[1] == sim.decisions and last[2] == sim.num_finished:
+            alloc, alpha = last[3], last[4]  # nothing changed since the last assessment: same mapping, same α
+        else:
+            alloc, drew = place_pipeline_traced(sim, job, self._rng, selection=self.consolidate,
+                                                connectivity=self.connectivity)
+            alpha = sim.estimate_iteration_time(job, alloc)
+            if not drew:
+                self._assessed[job] = (sim, sim.decisions, sim.num_finished, alloc, alpha)
+        if alpha / self._alpha_min[job] <= self.comm_heavy:
+            self._assessed.pop(job, None)
             sim.start(job, alloc)
             return True
         first = self.delay_start.setdefault(job, sim.now)  # the delay clock starts once, never reset (A5 #3)
         deadline = first + self.tau * self._size[job]
         if sim.now >= deadline:  # delayed up to τ·p̃_i: start on the current mapping
+            self._assessed.pop(job, None)
             sim.start(job, alloc)
             return True
         self._wake(sim, deadline)  # keep reassessing at every decision point until then

@@ -55,38 +55,48 @@ def select_servers(free: Sequence[int] | np.ndarray, need: int, mode: str) -> li
         need: ``g_i``.
         mode: ``"consolidate"``, ``"fragment"``, ``"literal_ascending"`` or ``"pack"`` (module docstring).
     """
-    free_arr = np.asarray(free, dtype=np.int64)
+    free_list = [int(n) for n in np.asarray(free, dtype=np.int64).tolist()]
     if mode not in SERVER_SELECTIONS:
         raise ConfigError(f"server selection must be one of {SERVER_SELECTIONS}, got {mode!r}")
-    if int(free_arr.sum()) < need or need < 1:
+    by_free: list[list[int]] = [[] for _ in range(max(free_list, default=0) + 1)]
+    for server, n in enumerate(free_list):
+        if n > 0:
+            by_free[n].append(server)
+    return select_from_groups(by_free, sum(n for n in free_list if n > 0), need, mode)
+
+
+def select_from_groups(by_free: Sequence[Sequence[int]], num_free: int, need: int,
+                       mode: str) -> list[tuple[int, int]] | None:
+    """:func:`select_servers` on servers grouped by free GPUs (entry ``c``: the servers with ``c`` free, ascending).
+
+    The engine keeps these groups up to date (:meth:`~ddl_gym.sim.engine.Simulator.servers_by_free`),
+    so a placement walks the few non-empty groups instead of sorting every server: "free GPUs
+    descending, ties lower index" is the groups from the top, each in index order; "ascending" is
+    the groups from 1 up. Entry 0 (full servers) is never used.
+    """
+    if num_free < need or need < 1:
         return None
-    if mode == "pack":
-        fits = np.flatnonzero(free_arr >= need)
-        if fits.size:
-            return [(int(fits[np.argmin(free_arr[fits])]), need)]  # best fit, lowest index on ties
-        mode = "consolidate"
+    top = len(by_free) - 1
+    if mode == "pack" or mode == "fragment":
+        for c in range(need, top + 1):  # best fit: fewest free GPUs that still hold the job, lowest index
+            if by_free[c]:
+                return [(by_free[c][0], need)]
+        mode = "consolidate" if mode == "pack" else "literal_ascending"
     if mode == "consolidate":
-        if need == 1:
-            return [(int(np.argmax(free_arr)), 1)]  # argmax: lowest index among the most free
-        order = np.lexsort((np.arange(free_arr.size), -free_arr))
+        levels = range(top, 0, -1)
+    elif mode == "literal_ascending":
+        levels = range(1, top + 1)
     else:
-        if mode == "fragment":
-            fits = np.flatnonzero(free_arr >= need)
-            if fits.size:
-                return [(int(fits[np.argmin(free_arr[fits])]), need)]  # best fit, lowest index on ties
-        order = np.lexsort((np.arange(free_arr.size), free_arr))
-        order = order[free_arr[order] > 0]
+        raise ConfigError(f"server selection must be one of {SERVER_SELECTIONS}, got {mode!r}")
     chosen: list[tuple[int, int]] = []
     left = need
-    for s in order.tolist():
-        n = int(free_arr[s])
-        if n <= 0:
-            continue
-        take = min(n, left)
-        chosen.append((s, take))
-        left -= take
-        if left == 0:
-            break
+    for c in levels:
+        for s in by_free[c]:
+            if c >= left:
+                chosen.append((s, left))
+                return chosen
+            chosen.append((s, c))
+            left -= c
     return chosen
 
 
@@ -97,21 +107,41 @@ def place_pipeline(sim: Simulator, job: int, rng: np.random.Generator, *, select
 
     A job without a pipeline profile gets the selected servers' lowest free GPU ids.
     """
+    return place_pipeline_traced(sim, job, rng, selection=selection, connectivity=connectivity)[0]
+
+
+def place_pipeline_traced(sim: Simulator, job: int, rng: np.random.Generator, *, selection: str = "consolidate",
+                          connectivity: str = "single") -> tuple[Allocation | np.ndarray | None, bool]:
+    """:func:`place_pipeline` and whether Heavy-Edge drew from ``rng`` (HE7/HE10's random fallback).
+
+    A placement that drew nothing is a function of the free GPUs alone, so a caller may reuse it for
+    as long as no GPU was taken or given back (A-SRPT reassessing a delayed job).
+    """
     need = int(sim.workload.gpus[job])
-    if sim.num_free < need:
-        return None
-    chosen = select_servers(sim.free_per_server, need, selection)
+    num_free = sim.num_free
+    if num_free < need:
+        return None, False
+    chosen = select_from_groups(sim.servers_by_free(), num_free, need, selection)
     if chosen is None:
-        return None
-    ids = np.concatenate([sim.free_gpu_ids(s)[:n] for s, n in chosen])
-    config = sim.workload.job_profile(job) if sim.workload.arch[job] == ARCH_PIPELINE else None
+        return None, False
+    ids: list[int] = []
+    for s, n in chosen:
+        ids += sim.free_gpu_list(s)[:n]
+    workload = sim.workload
+    config = workload.job_profile(job) if workload.arch[job] == ARCH_PIPELINE else None
     if not isinstance(config, PipelineConfig):
-        return ids
+        return np.array(ids, dtype=np.int64), False
+    gpu_ids = np.array(ids, dtype=np.int64)
+    gpu_ids.setflags(write=False)
+    # Allocation.pipeline without its checks: one label per id, each a stage of the job, by construction
     if need == 1:
-        return Allocation.pipeline(ids, [0])
-    mapping = heavy_edge(config, [n for _, n in chosen], rng, connectivity=connectivity)
-    labels = mapping.stage_labels([n for _, n in chosen])
-    return Allocation.pipeline(ids, [s for per_server in labels for s in per_server])
+        return Allocation(gpu_ids=gpu_ids, stage_of=_STAGE_ZERO), False
+    mapping = heavy_edge(config, tuple(n for _, n in chosen), rng, connectivity=connectivity)
+    return Allocation(gpu_ids=gpu_ids, stage_of=mapping.flat_labels), mapping.used_random
+
+
+_STAGE_ZERO = np.zeros(1, dtype=np.int64)  # a one-GPU job's single replica hosts stage 0
+_STAGE_ZERO.setflags(write=False)
 
 
 def heavy_edge_consolidate(sim: Simulator, job: int, rng: np.random.Generator) -> Allocation | np.ndarray | None:

@@ -5,6 +5,7 @@ Usage::
     python scripts/bench_engine_compare.py OLD_TREE NEW_TREE [--repeats 5] [--jobs 50000]
     python scripts/bench_engine_compare.py OLD_TREE NEW_TREE --instructions [--jobs 8000]
     python scripts/bench_engine_compare.py OLD_TREE NEW_TREE --cases fifo+rand:1024:0.9,srsf+spread:1024:0.9
+    python scripts/bench_engine_compare.py OLD_TREE NEW_TREE --cases a-srpt:asrpt:0.9 --jobs 8000 --reference
 
 Each measurement runs in a fresh subprocess with ``PYTHONPATH=<tree>`` (the tree's own
 ``scripts/bench.py`` builds the case). Timing mode alternates old/new so machine load affects both
@@ -12,6 +13,11 @@ alike, and prints simulated jobs per CPU-second (min/median/max) and new/old of 
 ``--instructions`` counts executed instructions with valgrind's callgrind instead, which does not
 depend on machine load: it runs each case at ``jobs/4`` and ``jobs`` jobs and reports the
 difference per job (start-up and imports cancel), and new/old of those.
+GPUS ``asrpt`` is the bench's asrpt-sim world (section d2: 32x8 V100, pipeline jobs, ``jobs`` jobs;
+its load is the scenario's); its instruction count subtracts a run that only builds the case.
+``--reference`` also times the pre-round code's fifo+pack on 100k jobs / 1,024 GPUs at load 0.9
+(``bench.reference_tree``) once per repeat and prints the new tree's medians over its median (the
+normalised reading of issue 13's goal).
 (A checkout whose ``baselines``/``agents`` folders are not installed needs ``ddl_gym/baselines``
 and ``ddl_gym/agents`` symlinks to them.)
 """
@@ -31,13 +37,17 @@ _CHILD = r"""
 import importlib.util, json, sys, numpy as np
 spec = importlib.util.spec_from_file_location("b", sys.argv[1] + "/scripts/bench.py")
 b = importlib.util.module_from_spec(spec); spec.loader.exec_module(b)
-policy, gpus, load, jobs = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-cluster, workload, model = b.synthetic_case(gpus, jobs, load=load)
-print(json.dumps(b.simulate_jobs_per_second(cluster, workload, model, policy)))
+policy, gpus, load, jobs = sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
+if gpus == "asrpt":
+    cluster, workload, model = b._paper_case("asrpt", jobs, 256, load)
+else:
+    cluster, workload, model = b.synthetic_case(int(gpus), jobs, load=load)
+if policy != "-":  # "-": build the case only (the baseline an instruction count subtracts)
+    print(json.dumps(b.simulate_jobs_per_second(cluster, workload, model, policy)))
 """
 
 
-def measure(tree: str, policy: str, gpus: int, load: float, jobs: int) -> float:
+def measure(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> float:
     env = dict(os.environ, PYTHONPATH=tree)
     out = subprocess.run([sys.executable, "-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)],
                          env=env, capture_output=True, text=True, check=True, cwd="/tmp")
@@ -62,9 +72,13 @@ def callgrind_instructions(python_args: list[str], tree: str | None = None, cwd:
     return int(found.group(1))
 
 
-def instructions(tree: str, policy: str, gpus: int, load: float, jobs: int) -> int:
+def instructions(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> int:
     """Instructions callgrind counts for one run of a synthetic case (whole process)."""
     return callgrind_instructions(["-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)], tree)
+
+
+def _label(policy: str, gpus: int | str, load: float) -> str:
+    return f"{policy}, asrpt-sim world" if gpus == "asrpt" else f"{policy}, {gpus} GPUs, load {load}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,10 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=50_000)
     parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
-    parser.add_argument("--cases", help="POLICY:GPUS:LOAD,... instead of the default cases (e.g. fifo+rand:1024:0.9)")
+    parser.add_argument("--cases", help="POLICY:GPUS:LOAD,... instead of the default cases (e.g. fifo+rand:1024:0.9; "
+                                            "GPUS 'asrpt': the asrpt-sim world)")
+    parser.add_argument("--reference", action="store_true",
+                        help="also time the pre-round fifo+pack (100k jobs, 1,024 GPUs) and print new ÷ it")
     args = parser.parse_args(argv)
     cases = CASES if not args.cases else tuple(
-        (p, int(g), float(lo)) for p, g, lo in (c.split(":") for c in args.cases.split(",")))
+        (p, g if g == "asrpt" else int(g), float(lo)) for p, g, lo in (c.split(":") for c in args.cases.split(",")))
     if args.instructions:
         print("| case | old instructions/job | new instructions/job | new/old |")
         print("|---|---:|---:|---:|")
@@ -85,21 +102,45 @@ def main(argv: list[str] | None = None) -> int:
         for policy, gpus, load in cases:
             per_job = []
             for tree in (args.old, args.new):
-                delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, policy, gpus, load, small)
-                per_job.append(delta / (args.jobs - small))
-            print(f"| {policy}, {gpus} GPUs, load {load}, {small:,}->{args.jobs:,} jobs | {per_job[0]:,.0f} | "
+                if gpus == "asrpt":  # windows of different sizes are different worlds: subtract the build instead
+                    delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, "-", gpus, load, args.jobs)
+                    per_job.append(delta / args.jobs)
+                else:
+                    delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, policy, gpus, load, small)
+                    per_job.append(delta / (args.jobs - small))
+            size = f"{args.jobs:,} jobs" if gpus == "asrpt" else f"{small:,}->{args.jobs:,} jobs"
+            print(f"| {_label(policy, gpus, load)}, {size} | {per_job[0]:,.0f} | "
                   f"{per_job[1]:,.0f} | {per_job[1] / per_job[0]:.3f} |", flush=True)
         return 0
-    print("| case | old jobs/CPU-s (min/med/max) | new jobs/CPU-s (min/med/max) | new/old (medians) |")
-    print("|---|---|---|---|")
+    reference: list[float] = []
+    tree = None
+    if args.reference:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import bench
+
+        tree = bench.reference_tree()
+        if tree is None:
+            parser.error("--reference: no pre-round tree (set DDL_GYM_REFERENCE_TREE)")
+    fmt = lambda xs: f"{min(xs):,.0f} / {statistics.median(xs):,.0f} / {max(xs):,.0f}"  # noqa: E731
+    rows = []
     for policy, gpus, load in cases:
         old, new = [], []
         for _ in range(args.repeats):
+            if tree is not None:
+                reference.append(bench.reference_fifo_pack(tree, 1024, 100_000, 0.9)["jobs_per_cpu_s"])
             old.append(measure(args.old, policy, gpus, load, args.jobs))
             new.append(measure(args.new, policy, gpus, load, args.jobs))
-        fmt = lambda xs: f"{min(xs):,.0f} / {statistics.median(xs):,.0f} / {max(xs):,.0f}"  # noqa: E731
-        print(f"| {policy}, {gpus} GPUs, load {load}, {args.jobs:,} jobs | {fmt(old)} | {fmt(new)} | "
-              f"{statistics.median(new) / statistics.median(old):.3f} |", flush=True)
+        rows.append((policy, gpus, load, old, new))
+    ref = statistics.median(reference) if reference else None
+    print("| case | old jobs/CPU-s (min/med/max) | new jobs/CPU-s (min/med/max) | new/old (medians) |"
+          + (" new ÷ reference (medians) |" if ref else ""))
+    print("|---|---|---|---|" + ("---:|" if ref else ""))
+    for policy, gpus, load, old, new in rows:
+        print(f"| {_label(policy, gpus, load)}, {args.jobs:,} jobs | {fmt(old)} | {fmt(new)} | "
+              f"{statistics.median(new) / statistics.median(old):.3f} |"
+              + (f" {statistics.median(new) / ref:.2f} |" if ref else ""), flush=True)
+    if ref:
+        print(f"\nreference: pre-round fifo+pack, 100,000 jobs on 1,024 GPUs, load 0.9 ({tree}): {fmt(reference)} jobs/CPU-s")
     return 0
 
 

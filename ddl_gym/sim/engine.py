@@ -648,10 +648,9 @@ class Simulator:
         elif ids.size:
             self.gpu_owner[ids] = -1
         self._return_free_ids(ids)
-        if len(servers) == 1:
-            self.free_per_server[servers[0]] += counts[0]
-        elif servers:
-            self.free_per_server[list(servers)] += counts
+        free = self.free_per_server
+        for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
+            free[server] += count
         if self._by_free is not None:
             for server, count in zip(servers, counts):
                 if count:
@@ -667,10 +666,11 @@ class Simulator:
             del self.running[job]
         split = len(gpu_servers) > 1
         if split:
+            split_count = self.split_count
             for s in gpu_servers:
                 self._split_jobs[s].discard(job)
                 self._split_list[s] -= 1
-            self.split_count[list(gpu_servers)] -= 1
+                split_count[s] -= 1
         if self.contention[job]:
             self.contended_jobs -= 1
             self.contention_sum -= self.contention[job]

@@ -31,6 +31,7 @@ over the ranks ``0..k−1`` and over the ranks shifted by one; an edge in both t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -63,11 +64,18 @@ class Mapping:
                 labels[server].extend([s] * n)
         return labels
 
+    @cached_property
+    def flat_labels(self) -> np.ndarray:
+        """Stage of every GPU, servers in input order (:meth:`stage_labels` concatenated; read-only, computed once)."""
+        labels = np.array([s for row in self.counts for s, n in enumerate(row) for _ in range(n)], dtype=np.int64)
+        labels.setflags(write=False)
+        return labels
+
 
 class JobGraph:
     """``Ω`` of one configuration: vertex stages and the dense weight matrix (bytes)."""
 
-    __slots__ = ("stage", "weight", "total")
+    __slots__ = ("stage", "weight", "total", "rows", "totals", "stages")
 
     def __init__(self, config: PipelineConfig) -> None:
         stages = config.stages
@@ -92,6 +100,11 @@ class JobGraph:
         self.stage = np.asarray(stage_of, dtype=np.int64)
         self.weight = w
         self.total = w.sum(axis=1)  # W(v): total incident weight in the whole graph (A5 #8a)
+        # The same as Python lists: the greedy below reads single entries of a graph of at most a few
+        # dozen vertices, where list indexing is far cheaper than numpy's per-call overhead.
+        self.rows: list[list[float]] = w.tolist()
+        self.totals: list[float] = self.total.tolist()
+        self.stages: list[int] = list(stage_of)
 
 
 def _allreduce_edges(k: int, kind: str) -> list[tuple[int, int]]:
@@ -134,6 +147,10 @@ def heavy_edge(config: PipelineConfig, sizes: Sequence[int], rng: np.random.Gene
         The mapping, rows in the order of ``sizes``. Mappings that took no random choice are cached
         (the result and the generator's state are then the same with or without the cache).
     """
+    if type(sizes) is tuple:  # the hot path (placements): a cached mapping needs no checks, it passed them
+        cached = _MAPPINGS.get((config, sizes, connectivity))
+        if cached is not None:
+            return cached
     if connectivity not in CONNECTIVITY:
         raise ConfigError(f"Heavy-Edge connectivity must be one of {CONNECTIVITY}, got {connectivity!r}")
     sizes = tuple(int(g) for g in sizes)
@@ -156,46 +173,68 @@ def heavy_edge(config: PipelineConfig, sizes: Sequence[int], rng: np.random.Gene
 
 def _partition(graph: JobGraph, num_stages: int, sizes: tuple[int, ...], rng: np.random.Generator,
                summed: bool) -> Mapping:
-    w = graph.weight
-    n = w.shape[0]
-    unassigned = np.ones(n, dtype=bool)
-    server_of = np.full(n, -1, dtype=np.int64)
+    rows = graph.rows
+    n = len(rows)
+    unassigned = [True] * n
+    server_of = [-1] * n
     used_random = False
+    left = n
     order = sorted(range(len(sizes)), key=lambda m: (-sizes[m], m))  # HE1
     for m in order:  # HE2
         g_m = sizes[m]
-        left = int(unassigned.sum())
+        free = [v for v in range(n) if unassigned[v]]
         if left == g_m:  # HE4, case 1
-            chosen = np.flatnonzero(unassigned).tolist()
-        elif g_m == 1:  # HE5, case 2: least total incident weight (whole graph)
-            candidates = np.flatnonzero(unassigned)
-            chosen = [int(candidates[np.argmin(graph.total[candidates])])]
+            chosen = free
+        elif g_m == 1:  # HE5, case 2: least total incident weight (whole graph); ties: lowest vertex
+            totals = graph.totals
+            best_v = free[0]
+            for v in free:
+                if totals[v] < totals[best_v]:
+                    best_v = v
+            chosen = [best_v]
         else:  # HE6, case 3
-            free = np.flatnonzero(unassigned)
-            sub = w[np.ix_(free, free)]
-            upper = np.triu(sub, 1)
-            if upper.max() > 0.0:  # HE7: heaviest unassigned–unassigned edge
-                a, b = np.unravel_index(int(np.argmax(upper)), upper.shape)
-                chosen = [int(free[a]), int(free[b])]
+            heaviest = 0.0
+            seed: list[int] = []
+            for i, a in enumerate(free):  # HE7: heaviest unassigned–unassigned edge, first (a, b) on ties
+                row = rows[a]
+                for b in free[i + 1:]:
+                    if row[b] > heaviest:
+                        heaviest = row[b]
+                        seed = [a, b]
+            if seed:
+                chosen = seed
             else:
-                chosen = [int(free[rng.integers(free.size)])]
+                chosen = [free[rng.integers(len(free))]]
                 used_random = True
-            unassigned[chosen] = False
-            link = w[chosen].sum(axis=0) if summed else w[chosen].max(axis=0)
+            for v in chosen:
+                unassigned[v] = False
+            if len(chosen) == 1:
+                link = list(rows[chosen[0]])
+            elif summed:
+                link = [x + y for x, y in zip(rows[chosen[0]], rows[chosen[1]])]
+            else:
+                link = [x if x >= y else y for x, y in zip(rows[chosen[0]], rows[chosen[1]])]
             while len(chosen) < g_m:  # HE8
-                candidates = np.flatnonzero(unassigned)
-                scores = link[candidates]
-                best = int(np.argmax(scores))
-                if scores[best] > 0.0:  # HE9: heaviest edge node_set – unassigned
-                    v = int(candidates[best])
+                best_v = -1
+                for v in range(n):
+                    if unassigned[v] and (best_v < 0 or link[v] > link[best_v]):
+                        best_v = v
+                if link[best_v] > 0.0:  # HE9: heaviest edge node_set – unassigned (ties: lowest vertex)
+                    v = best_v
                 else:  # HE10: no connecting edge
-                    v = int(candidates[rng.integers(candidates.size)])
+                    candidates = [u for u in range(n) if unassigned[u]]
+                    v = candidates[rng.integers(len(candidates))]
                     used_random = True
                 chosen.append(v)
                 unassigned[v] = False
-                link = link + w[v] if summed else np.maximum(link, w[v])
-        unassigned[chosen] = False  # HE11
-        server_of[chosen] = m
-    counts = np.zeros((len(sizes), num_stages), dtype=np.int64)
-    np.add.at(counts, (server_of, graph.stage), 1)
-    return Mapping(tuple(tuple(r) for r in counts.tolist()), tuple(server_of.tolist()), used_random)
+                row = rows[v]
+                link = ([x + y for x, y in zip(link, row)] if summed
+                        else [x if x >= y else y for x, y in zip(link, row)])
+        for v in chosen:  # HE11
+            unassigned[v] = False
+            server_of[v] = m
+        left -= len(chosen)
+    counts = [[0] * num_stages for _ in sizes]
+    for v, stage in enumerate(graph.stages):
+        counts[server_of[v]][stage] += 1
+    return Mapping(tuple(tuple(r) for r in counts), tuple(server_of), used_random)

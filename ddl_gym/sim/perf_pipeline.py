@@ -133,6 +133,20 @@ class PipelineConfig:
                     f"pipeline config {self.name!r}: stage {s} act_out_bytes x replicas ({sent:g}) must equal "
                     f"stage {s + 1} act_in_bytes x replicas ({received:g}) (same activations, Luo §III-B)")
 
+    def __hash__(self) -> int:
+        # Configurations key the Heavy-Edge, graph and constant caches on every placement; the
+        # generated hash walks every stage's six fields (~20 µs for 32 stages), so it is kept.
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.stages, self.allreduce, self.name))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)  # string hashes differ between processes: recompute after unpickling
+        return state
+
     @property
     def num_stages(self) -> int:
         return len(self.stages)
@@ -342,6 +356,11 @@ class BoundPipelineModel:
         self._alpha_min: dict[int, float] = {}
         self._alpha_max: dict[int, float] = {}
         self._cache: dict[tuple, float] = {}
+        self._gpu_server_list: list[int] = self._gpu_server.tolist()
+        self._busy: dict[int, float] = {}  # profile -> compute GPU-seconds per iteration
+        # The last allocation rated: A-SRPT estimates α on a mapping and then starts the job on that
+        # very (immutable) allocation, so the engine's rating at start reuses the estimate.
+        self._last_rated: tuple[Allocation | None, int, float] = (None, -1, 0.0)
 
     # ---------------------------------------------------------------- planning quantities
     def config(self, job: int) -> PipelineConfig:
@@ -367,7 +386,10 @@ class BoundPipelineModel:
         """``α_i`` (eq. (7)) of ``job`` for the count rows ``{server: x^m}`` (cached per pattern)."""
         items = counts_by_server.items() if isinstance(counts_by_server, dict) else counts_by_server
         key_rows = tuple(sorted((self._server_gpus[m], tuple(int(v) for v in x)) for m, x in items))
-        p = self._profile_of[job]
+        return self._alpha_of_rows(job, self._profile_of[job], key_rows)
+
+    def _alpha_of_rows(self, job: int, p: int, key_rows: tuple[tuple[int, tuple[int, ...]], ...]) -> float:
+        """:meth:`alpha` on canonical rows: ``(server GPUs, x^m)`` pairs, sorted."""
         key = (p, key_rows)
         value = self._cache.get(key)
         if value is None:
@@ -383,18 +405,47 @@ class BoundPipelineModel:
 
     # ---------------------------------------------------------------- the engine's interface
     def allocation_time(self, job: int, alloc: Allocation) -> float:
-        config = self.config(job)
-        if config.gpus == 1:
-            return config.stages[0].compute_s
-        if alloc.stage_of is None:
+        last = self._last_rated
+        if last[0] is alloc and last[1] == job:
+            return last[2]
+        p = self._profile_of[job]
+        config = self._configs[p]
+        stages = config.stages
+        if len(stages) == 1 and stages[0].replicas == 1:  # g_i = 1
+            return stages[0].compute_s
+        stage_of = alloc.stage_of
+        if stage_of is None:
             return self.alpha(job, self._heavy_edge_rows(job, alloc))
-        return self.alpha(job, alloc.stage_counts(self.cluster, config.num_stages))
+        if alloc.gpu_ids is None:
+            raise ConfigError("allocation has no pipeline stage mapping (stage_of)")
+        # x^m_s from the GPU ids and stage labels (Allocation.stage_counts, on plain Python ints)
+        num_stages = len(stages)
+        labels = stage_of.tolist()
+        if labels and max(labels) >= num_stages:
+            raise ConfigError(f"allocation maps a GPU to stage {max(labels)} of a {num_stages}-stage job")
+        gpu_server = self._gpu_server_list
+        rows: dict[int, list[int]] = {}
+        for gpu, stage in zip(alloc.gpu_ids.tolist(), labels):
+            server = gpu_server[gpu]
+            row = rows.get(server)
+            if row is None:
+                row = rows[server] = [0] * num_stages
+            row[stage] += 1
+        server_gpus = self._server_gpus
+        value = self._alpha_of_rows(job, p, tuple(sorted([(server_gpus[m], tuple(x)) for m, x in rows.items()])))
+        if not (stage_of.flags.writeable or alloc.gpu_ids.flags.writeable):
+            self._last_rated = (alloc, job, value)
+        return value
 
     def nominal_iteration_time(self, job: int) -> float:
         return self.alpha_min_tilde(job)
 
     def busy_gpu_seconds_per_iteration(self, job: int, alloc: Any) -> float:
-        return self.config(job).compute_gpu_seconds()
+        p = self._profile_of[job]
+        value = self._busy.get(p)
+        if value is None:
+            value = self._busy[p] = self._configs[p].compute_gpu_seconds()
+        return value
 
     def _heavy_edge_rows(self, job: int, alloc: Allocation) -> list[tuple[int, list[int]]]:
         """Decision (module docstring): plain GPU ids are mapped with Heavy-Edge on their servers."""
