@@ -116,6 +116,8 @@ FW_READY, FW_RUN, BW_READY, BW_RUN, SYNC = 0, 1, 2, 3, 4
 PENDING, QUEUED, RUNNING, DONE = 0, 1, 2, 3
 # Event kinds (heap entries are (time_ns, seq, kind, subject, version)).
 _EV_TASK, _EV_COMM, _EV_COHORT = 0, 1, 2
+# Admission kernels the engine runs itself for rules that declare one (``engine_kernel``).
+_KERNEL_NONE, _KERNEL_ADADUAL, _KERNEL_SRSF = 0, 1, 2
 
 
 class _Cohort:
@@ -182,7 +184,12 @@ class CommAdmission(Protocol):
     * ``reconsider_on_server_change_only = True``: a refusal can only turn into an admission after
       a task starts or ends on one of the job's servers (then refused jobs are re-asked only then);
     * ``admits_when_idle = True``: an all-reduce with no other task on its servers is always
-      admitted (then uncontended multi-server gangs may run their all-reduces in closed form).
+      admitted (then uncontended multi-server gangs may run their all-reduces in closed form);
+    * ``engine_kernel() -> (name, parameter) | None``: the rule's ``decide_hold`` is exactly one
+      of the engine's built-in kernels, which the engine then runs itself instead of calling the
+      rule (same answers, no call into Python per query; see :meth:`TaskLevelSimulator._adadual`):
+      ``("adadual", threshold)`` (Alg. 2 without the probe defect) or ``("srsf", n)`` (SRSF(n)).
+      With ``debug=True`` the engine asks the rule too and checks that both agree.
     """
 
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool: ...
@@ -262,6 +269,18 @@ class TaskLevelSimulator:
         self.debug = bool(debug)
         self.probe_defect = bool(probe_defect)
         self.stats = EngineStats()
+        # Counters of the run, kept as plain int attributes while it runs (cheap in the compiled
+        # build) and copied into ``stats`` when :meth:`advance` returns.
+        self._n_events = 0
+        self._n_tasks_started = 0
+        self._n_comm_tasks = 0
+        self._n_cohorts = 0
+        self._n_gangs = 0
+        self._n_cuts = 0
+        self._n_restarts = 0
+        self._n_comm_passes = 0
+        self._n_placement_passes = 0
+        self._n_decision_points = 0
 
         n = workload.num_jobs
         self.num_jobs = n
@@ -362,6 +381,24 @@ class TaskLevelSimulator:
         self._watch_dec: list[tuple[int, ...]] = [()] * n  # the servers each waiting job watches
         self._watch_inc: list[tuple[int, ...]] = [()] * n
         self._comm_decide = self._decide_function(comm_admission)
+        # The rule's own kernel, run inside the engine (see CommAdmission.engine_kernel).
+        self._kernel = _KERNEL_NONE
+        self._kernel_threshold = 0.0
+        self._kernel_n = 0
+        kernel = getattr(comm_admission, "engine_kernel", None)
+        spec = kernel() if callable(kernel) else None
+        if spec is not None:
+            name, param = spec
+            if name == "adadual":
+                self._kernel = _KERNEL_ADADUAL
+                self._kernel_threshold = float(param)
+            elif name == "srsf" and int(param) >= 1:
+                self._kernel = _KERNEL_SRSF
+                self._kernel_n = int(param)
+            else:
+                raise ConfigError(f"admission rule {comm_admission!r}: unknown engine kernel {spec!r} "
+                                  "(expected ('adadual', threshold) or ('srsf', n >= 1))")
+        self._server_tuple: list[tuple[int, ...]] = [(s,) for s in range(self.num_servers)]
         # A refusal that stands while server _hold_server[j] runs >= _hold_count[j] all-reduces
         # (0: no such guarantee) is not asked again while that holds (``decide_hold``).
         self._hold_server = [0] * n
@@ -422,7 +459,7 @@ class TaskLevelSimulator:
 
     def gpu_loads(self) -> list[int]:
         """``L_g`` of every GPU (ns, read-only list); cached until time, events or residents change."""
-        key = (self.now_ns, self.stats.events, self.placements, self.num_done)
+        key = (self.now_ns, self._n_events, self.placements, self.num_done)
         if self._loads_key == key:
             return self._loads
         cache: dict[int, int] = {}
@@ -509,7 +546,6 @@ class TaskLevelSimulator:
         t: Any  # int ns, or inf when nothing is left
         x: Any  # event subject
         arrival = self.arrival_ns
-        stats = self.stats
         pop = heapq.heappop
         gpu_version = self.gpu_version
         comm_version = self.comm_version
@@ -563,12 +599,14 @@ class TaskLevelSimulator:
                             else:  # slowed down since posted: re-post (see _comm_entry)
                                 comm_entry[x] = end
                                 push(heap, (end, comm_seq[x], _EV_COMM, x, ver))
-                    elif ver == x.version and x.active:
-                        if x.hold and t == x.end:
-                            cohort_compute_end(x, t)
-                        else:
-                            cohort_materialise(x, t)
-                stats.events += events
+                    else:
+                        c: _Cohort = x  # typed, so that the compiled build reads its fields directly
+                        if ver == c.version and c.active:
+                            if c.hold and t == c.end:
+                                cohort_compute_end(c, t)
+                            else:
+                                cohort_materialise(c, t)
+                self._n_events += events
                 # 2. Arrivals (line 6).
                 if next_arrival <= t:
                     while self._next_arrival < n and arrival[self._next_arrival] <= t:
@@ -592,15 +630,30 @@ class TaskLevelSimulator:
                 if self.debug:
                     self.check_invariants()
         finally:
-            stats.decision_points += decision_points
+            self._n_decision_points += decision_points
+            self._flush_stats()
         if self.debug:
             self.check_invariants(final=True)
         return True
 
+    def _flush_stats(self) -> None:
+        """Copy the run's counters into :attr:`stats` (totals since the engine was built)."""
+        stats = self.stats
+        stats.events = self._n_events
+        stats.compute_tasks_started = self._n_tasks_started
+        stats.comm_tasks = self._n_comm_tasks
+        stats.cohorts_formed = self._n_cohorts
+        stats.gangs_formed = self._n_gangs
+        stats.cohort_cuts = self._n_cuts
+        stats.gang_restarts = self._n_restarts
+        stats.comm_passes = self._n_comm_passes
+        stats.placement_passes = self._n_placement_passes
+        stats.decision_points = self._n_decision_points
+
     # =================================================================== passes
     def _placement_pass(self, t: int) -> None:
         """Alg. 3 lines 6–14: try queued jobs in SRSF order (E_J = 0), skipping those that do not fit."""
-        self.stats.placement_passes += 1
+        self._n_placement_passes += 1
         key = self.total_service
         order = sorted(self.queue, key=lambda j: (key[j], j))
         placed = False
@@ -641,7 +694,7 @@ class TaskLevelSimulator:
                     for g in self.server_gpu_ids[s]:
                         cohort = self.cohort_of_gpu[g]
                         if cohort is not None and cohort.comm_ns:
-                            self.stats.cohort_cuts += 1
+                            self._n_cuts += 1
                             self._cohort_materialise(cohort, t)
         for w, g in enumerate(ids):
             self.gpu_mem_free[g] -= mem
@@ -651,7 +704,7 @@ class TaskLevelSimulator:
 
     def _comm_pass(self, t: int) -> None:
         """Alg. 3 lines 15–22: ready all-reduces in SRSF order, each admitted or not by the policy."""
-        self.stats.comm_passes += 1
+        self._n_comm_passes += 1
         R = self.R
         marks = self._probe_marks
         decide = self._comm_decide
@@ -665,6 +718,8 @@ class TaskLevelSimulator:
         wait_dec = self._wait_dec
         wait_inc = self._wait_inc
         heappop = heapq.heappop
+        kernel = self._kernel
+        check_kernel = self.debug and kernel != _KERNEL_NONE
         todo = self._comm_dirty if lazy else set(waiting)
         self._comm_dirty = set()
         while todo:
@@ -691,7 +746,14 @@ class TaskLevelSimulator:
                 m = hold_count[job]
                 if m and comm_count[hold_server[job]] >= m:
                     continue  # the rule's last refusal still stands (its guarantee), no need to ask
-                admit, dec, inc, hs, hm = decide(self, job)
+                if kernel == _KERNEL_ADADUAL:
+                    admit, dec, inc, hs, hm = self._adadual(job)
+                elif kernel == _KERNEL_SRSF:
+                    admit, dec, inc, hs, hm = self._srsf_n(job)
+                else:
+                    admit, dec, inc, hs, hm = decide(self, job)
+                if check_kernel:
+                    self._check_kernel(job, (admit, dec, inc, hs, hm))
                 if admit:
                     if marks:
                         marks.pop(job, None)
@@ -726,6 +788,62 @@ class TaskLevelSimulator:
         self._pass_round = None
         if self.probe_defect:
             self._apply_probe_defect(t)
+
+    def _adadual(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """The AdaDUAL kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.AdaDual`` (Alg. 2, no
+        probe defect), line for line, on the engine's own state (see that method for the reasoning)."""
+        count = self.comm_count
+        servers = self.job_servers[job]
+        first = -1
+        i = 0
+        for s in servers:  # lines 4-9
+            c = count[s]
+            if c:
+                if c > 1:  # lines 21-23: wait while the most crowded server runs two or more
+                    crowded = self._most_crowded(servers)
+                    return False, self._server_tuple[crowded], (), crowded, 2
+                if first < 0:
+                    first = i
+            i += 1
+        if first < 0:
+            return True, (), (), 0, 0  # lines 10-12
+        s_first = servers[first]
+        old = -1
+        for j in self.comm_on_server[s_first]:  # its one running all-reduce
+            old = j
+        m_old = self._comm_rem_at(old, self.now_ns)  # line 14
+        if m_old > 0.0 and self.message_bytes[job] / m_old < self._kernel_threshold:  # lines 15-19
+            return True, (), (), 0, 0
+        return False, self._server_tuple[s_first], servers[:first], 0, 0
+
+    def _srsf_n(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """The SRSF(n) kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.SRSFn``."""
+        count = self.comm_count
+        servers = self.job_servers[job]
+        n = self._kernel_n
+        for s in servers:
+            if count[s] >= n:
+                crowded = self._most_crowded(servers)
+                return False, self._server_tuple[crowded], (), crowded, n
+        return True, (), (), 0, 0
+
+    def _most_crowded(self, servers: tuple[int, ...]) -> int:
+        """The server of ``servers`` running the most all-reduces (lowest index on ties)."""
+        count = self.comm_count
+        best = servers[0]
+        most = count[best]
+        for s in servers:
+            if count[s] > most:
+                best = s
+                most = count[s]
+        return best
+
+    def _check_kernel(self, job: int, answer: tuple[bool, tuple[int, ...], tuple[int, ...], int, int]) -> None:
+        """Debug: the engine's kernel answered as the rule itself does."""
+        expected = tuple(self._comm_decide(self, job))
+        if answer != expected:
+            raise InvariantError(f"admission kernel for job {job} at {self.now_ns} ns answered {answer}, "
+                                 f"the rule {expected}")
 
     @staticmethod
     def _decide_function(rule: CommAdmission) -> Callable[[TaskLevelSimulator, int], tuple[bool, tuple[int, ...], tuple[int, ...], int, int]]:
@@ -865,7 +983,7 @@ class TaskLevelSimulator:
                 for g in gpus:
                     intervals[g].append((t, end, job))
             started += len(workers)
-        self.stats.compute_tasks_started += started
+        self._n_tasks_started += started
         G = self.G
         single = None
         self._in_compute_pass = True
@@ -951,7 +1069,7 @@ class TaskLevelSimulator:
             plain.append((g, end))
         if not plain:
             return
-        self.stats.compute_tasks_started += len(plain)
+        self._n_tasks_started += len(plain)
         heap = self._heap
         push = heapq.heappush
         for g, end in plain:  # in the order the tasks started
@@ -1058,7 +1176,7 @@ class TaskLevelSimulator:
     # =================================================================== communication tasks
     def _start_comm(self, job: int, t: int) -> None:
         self.comm_running[job] = None
-        self.stats.comm_tasks += 1
+        self._n_comm_tasks += 1
         servers = self.job_servers[job]
         count = self.comm_count
         on_server = self.comm_on_server
@@ -1297,10 +1415,9 @@ class TaskLevelSimulator:
         self.cohorts[job].append(c)
         self._seq += 1
         heapq.heappush(self._heap, (c.end, self._seq, _EV_COHORT, c, 0))
-        stats = self.stats
-        stats.cohorts_formed += 1
+        self._n_cohorts += 1
         if gang:
-            stats.gangs_formed += 1
+            self._n_gangs += 1
         if self._watch:
             # R_J's floor falls (its R at t does not: the decisions at t stand): re-check the
             # cohorts this job's other workers wait behind, from their next boundary on.
@@ -1365,7 +1482,7 @@ class TaskLevelSimulator:
         if at <= self.now_ns:
             if self._in_compute_pass:
                 raise InvariantError(f"cohort of job {c.job} cut at {at} during the compute pass at {self.now_ns}")
-            self.stats.cohort_cuts += 1
+            self._n_cuts += 1
             self._cohort_materialise(c, self.now_ns)
             return
         if 0 <= c.cut <= at:
@@ -1374,7 +1491,7 @@ class TaskLevelSimulator:
         c.version += 1
         self._seq += 1
         heapq.heappush(self._heap, (at, self._seq, _EV_COHORT, c, c.version))
-        self.stats.cohort_cuts += 1
+        self._n_cuts += 1
 
     def _cohort_materialise(self, c: _Cohort, t: int) -> None:
         """Turn cohort ``c`` back into task-level state at time ``t`` (what per-task events give)."""
@@ -1503,8 +1620,8 @@ class TaskLevelSimulator:
             self.phase[job] = [FW_RUN] * self.G[job]
             self._seq += 1
             heapq.heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
-            self.stats.compute_tasks_started += c.size
-            self.stats.gang_restarts += 1
+            self._n_tasks_started += c.size
+            self._n_restarts += 1
             if self._intervals is not None:
                 for g in c.gpus:
                     self._intervals[g].append((t, t + tf, job))
