@@ -100,7 +100,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -108,16 +108,28 @@ from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel
 
-NS_PER_S = 1_000_000_000
+# Module constants are Final so that the compiled build inlines them (no globals lookup per use).
+NS_PER_S: Final = 1_000_000_000
 
 # Worker phases within an iteration.
-FW_READY, FW_RUN, BW_READY, BW_RUN, SYNC = 0, 1, 2, 3, 4
+FW_READY: Final = 0
+FW_RUN: Final = 1
+BW_READY: Final = 2
+BW_RUN: Final = 3
+SYNC: Final = 4
 # Job states.
-PENDING, QUEUED, RUNNING, DONE = 0, 1, 2, 3
+PENDING: Final = 0
+QUEUED: Final = 1
+RUNNING: Final = 2
+DONE: Final = 3
 # Event kinds (heap entries are (time_ns, seq, kind, subject, version)).
-_EV_TASK, _EV_COMM, _EV_COHORT = 0, 1, 2
+_EV_TASK: Final = 0
+_EV_COMM: Final = 1
+_EV_COHORT: Final = 2
 # Admission kernels the engine runs itself for rules that declare one (``engine_kernel``).
-_KERNEL_NONE, _KERNEL_ADADUAL, _KERNEL_SRSF = 0, 1, 2
+_KERNEL_NONE: Final = 0
+_KERNEL_ADADUAL: Final = 1
+_KERNEL_SRSF: Final = 2
 
 
 class _Cohort:
@@ -412,7 +424,7 @@ class TaskLevelSimulator:
         # Event machinery.
         self.now_ns = 0
         # (time_ns, seq, kind, subject, version); subject: a GPU, a job or a _Cohort.
-        self._heap: list[Any] = []
+        self._heap: list[tuple[int, int, int, Any, int]] = []
         self._seq = 0
         self._next_arrival = 0
         self.queue: list[int] = []
@@ -541,10 +553,11 @@ class TaskLevelSimulator:
             InvariantError: nothing can happen any more but jobs are unfinished (e.g. a job that
                 fits on no GPU), or a debug invariant failed.
         """
+        # Locals are typed (ints, not inf) and methods called directly, so that the compiled
+        # build runs this loop on machine integers with native calls.
         n = self.num_jobs
         heap = self._heap
-        t: Any  # int ns, or inf when nothing is left
-        x: Any  # event subject
+        event: tuple[int, int, int, Any, int]
         arrival = self.arrival_ns
         pop = heapq.heappop
         gpu_version = self.gpu_version
@@ -554,28 +567,33 @@ class TaskLevelSimulator:
         comm_entry = self._comm_entry
         comm_seq = self._comm_seq
         push = heapq.heappush
-        task_end = self._task_end
-        comm_end = self._comm_end
-        cohort_compute_end = self._cohort_compute_end
-        cohort_materialise = self._cohort_materialise
-        inf = math.inf
-        limit = inf if until_s is None else int(round(until_s * NS_PER_S))
-        next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+        bounded = until_s is not None
+        limit = int(round(until_s * NS_PER_S)) if until_s is not None else 0
+        arrivals_left = self._next_arrival < n
+        next_arrival = arrival[self._next_arrival] if arrivals_left else 0
         decision_points = 0
+        t = 0
         try:
             while self.num_done < n:
-                t = heap[0][0] if heap else inf
-                if next_arrival < t:
+                if heap:
+                    t = heap[0][0]
+                    if arrivals_left and next_arrival < t:
+                        t = next_arrival
+                elif arrivals_left:
                     t = next_arrival
-                if t > limit:
-                    if limit > self.now_ns:
-                        self.now_ns = limit  # type: ignore[assignment]  # nothing happens in between
-                    return False
-                if t == inf:
+                else:  # nothing left to happen
+                    if bounded:
+                        if limit > self.now_ns:
+                            self.now_ns = limit
+                        return False
                     raise InvariantError(
                         f"task-level engine stuck at t={self.now:.3f}s: {len(self.queue)} jobs queued, "
                         f"{len(self.comm_waiting)} all-reduces waiting, nothing running"
                     )
+                if bounded and t > limit:
+                    if limit > self.now_ns:
+                        self.now_ns = limit  # nothing happens in between
+                    return False
                 if t < self.now_ns:
                     raise InvariantError(f"time went backwards: {t} < {self.now_ns}")
                 self.now_ns = t
@@ -585,37 +603,39 @@ class TaskLevelSimulator:
                 while heap and heap[0][0] == t:
                     event = pop(heap)
                     kind = event[2]
-                    x = event[3]
                     ver = event[4]
                     events += 1
                     if kind == _EV_TASK:
-                        if ver == gpu_version[x]:
-                            task_end(x, t)
+                        g: int = event[3]
+                        if ver == gpu_version[g]:
+                            self._task_end(g, t)
                     elif kind == _EV_COMM:
+                        x: int = event[3]
                         if ver == comm_version[x] and x in comm_running:
                             end = comm_end_ns[x]
                             if end == t:
-                                comm_end(x, t)
+                                self._comm_end(x, t)
                             else:  # slowed down since posted: re-post (see _comm_entry)
                                 comm_entry[x] = end
                                 push(heap, (end, comm_seq[x], _EV_COMM, x, ver))
                     else:
-                        c: _Cohort = x  # typed, so that the compiled build reads its fields directly
+                        c: _Cohort = event[3]
                         if ver == c.version and c.active:
                             if c.hold and t == c.end:
-                                cohort_compute_end(c, t)
+                                self._cohort_compute_end(c, t)
                             else:
-                                cohort_materialise(c, t)
+                                self._cohort_materialise(c, t)
                 self._n_events += events
                 # 2. Arrivals (line 6).
-                if next_arrival <= t:
+                if arrivals_left and next_arrival <= t:
                     while self._next_arrival < n and arrival[self._next_arrival] <= t:
                         j = self._next_arrival
                         self.state[j] = QUEUED
                         self.queue.append(j)
                         self._next_arrival += 1
                         self._need_placement = True
-                    next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+                    arrivals_left = self._next_arrival < n
+                    next_arrival = arrival[self._next_arrival] if arrivals_left else 0
                 # 3. Placement (lines 7-14), all-reduces (15-22), compute tasks (23-31).
                 if self._need_placement:
                     self._need_placement = False
@@ -1203,13 +1223,12 @@ class TaskLevelSimulator:
         self.comm_bank_t[job] = t + self.a_ns
         self.comm_bank_rem[job] = self.message_bytes[job]
         self.comm_speedup[job] = 1
-        rerate = self._rerate
         if changed is None:
-            rerate(job, t)
+            self._rerate(job, t)
         else:
             changed.add(job)
             for j in sorted(changed):  # job order fixes the event sequence numbers
-                rerate(j, t)
+                self._rerate(j, t)
 
     def _comm_end(self, job: int, t: int) -> None:
         del self.comm_running[job]
@@ -1238,9 +1257,8 @@ class TaskLevelSimulator:
         self._comm_entry[job] = -1
         self._need_comm = True
         if changed is not None:
-            rerate = self._rerate
             for j in sorted(changed) if len(changed) > 1 else changed:
-                rerate(j, t)
+                self._rerate(j, t)
         self._iteration_done(job, t)
 
     def _comm_rem_at(self, job: int, t: int) -> float:
