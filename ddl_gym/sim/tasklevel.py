@@ -95,7 +95,7 @@ Engine (decisions):
 from __future__ import annotations
 
 import hashlib
-import heapq
+from heapq import heapify, heappop, heappush
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -130,6 +130,13 @@ _EV_COHORT: Final = 2
 _KERNEL_NONE: Final = 0
 _KERNEL_ADADUAL: Final = 1
 _KERNEL_SRSF: Final = 2
+
+
+def _ceil(x: float) -> int:
+    """``math.ceil(x)`` of a finite float (truncation, plus one above a positive fraction); a plain
+    function so that the compiled build needs no call into the math module."""
+    i = int(x)
+    return i + 1 if i < x else i
 
 
 class _Cohort:
@@ -332,9 +339,10 @@ class TaskLevelSimulator:
                 f"{cluster.gpu_memory_mb:.0f} MB"
             )
         # Eq. (5) in nanoseconds: a_ns, and per-byte times b, η in ns/byte.
-        self.a_ns = int(round(model.a * NS_PER_S))
-        self.b_ns = model.b * NS_PER_S
-        self.eta_ns = model.eta * NS_PER_S
+        # (Declared int / float: the compiled build then does this arithmetic natively.)
+        self.a_ns: int = int(round(model.a * NS_PER_S))
+        self.b_ns: float = float(model.b * NS_PER_S)
+        self.eta_ns: float = float(model.eta * NS_PER_S)
         #: C_J · |G(J)| = total GPU compute service of each job (ns), the queue's SRSF key.
         self.total_service: list[int] = [self.F[i] * self.G[i] * self.tc[i] for i in range(n)]
 
@@ -525,7 +533,7 @@ class TaskLevelSimulator:
     def allreduce_ns(self, job: int, k: int = 1) -> int:
         """Eq. (5) in ns for ``job``'s message under constant ``k``-way contention."""
         per_byte = k * self.b_ns + (k - 1) * self.eta_ns
-        return self.a_ns + math.ceil(self.message_bytes[job] * per_byte)
+        return self.a_ns + _ceil(self.message_bytes[job] * per_byte)
 
     # =================================================================== main loop
     def run(self) -> SimResult:
@@ -559,14 +567,14 @@ class TaskLevelSimulator:
         heap = self._heap
         event: tuple[int, int, int, Any, int]
         arrival = self.arrival_ns
-        pop = heapq.heappop
+        pop = heappop
         gpu_version = self.gpu_version
         comm_version = self.comm_version
         comm_running = self.comm_running
         comm_end_ns = self.comm_end
         comm_entry = self._comm_entry
         comm_seq = self._comm_seq
-        push = heapq.heappush
+        push = heappush
         bounded = until_s is not None
         limit = int(round(until_s * NS_PER_S)) if until_s is not None else 0
         arrivals_left = self._next_arrival < n
@@ -707,7 +715,7 @@ class TaskLevelSimulator:
         self.placements += 1
         if self.multi[job]:
             for s in servers:
-                self.multi_on_server[s] += 1
+                self.multi_on_server[s] = self.multi_on_server[s] + 1
             if self.fast:
                 # Another multi-server job now shares these NICs: closed-form all-reduces end here.
                 for s in servers:
@@ -717,7 +725,7 @@ class TaskLevelSimulator:
                             self._n_cuts += 1
                             self._cohort_materialise(cohort, t)
         for w, g in enumerate(ids):
-            self.gpu_mem_free[g] -= mem
+            self.gpu_mem_free[g] = self.gpu_mem_free[g] - mem
             self.residents[g].append((job, w))
             self._ready[g][job] = w
             self._became_ready(g, job, t)
@@ -737,7 +745,6 @@ class TaskLevelSimulator:
         watch_inc = self._watch_inc
         wait_dec = self._wait_dec
         wait_inc = self._wait_inc
-        heappop = heapq.heappop
         kernel = self._kernel
         check_kernel = self.debug and kernel != _KERNEL_NONE
         todo = self._comm_dirty if lazy else set(waiting)
@@ -747,13 +754,13 @@ class TaskLevelSimulator:
             # admission. A job whose inputs did not change since it was last refused is skipped (its
             # answer is still no); one whose watched server an admission touches is (re)considered
             # in this round if it comes later in the order, else in the next round at this instant.
-            in_round = todo if waiting.issuperset(todo) else todo & waiting
+            in_round = todo if todo <= waiting else todo & waiting
             if len(in_round) == 1:
                 for j in in_round:
                     heap = [(R[j], j)]
             else:
                 heap = [(R[j], j) for j in in_round]
-                heapq.heapify(heap)
+                heapify(heap)
             self._pass_round = heap
             self._pass_in_round = in_round
             self._pass_next = set()
@@ -934,7 +941,7 @@ class TaskLevelSimulator:
                 continue
             k = (R[j], j)
             if k > key:
-                heapq.heappush(heap, k)
+                heappush(heap, k)
                 in_round.add(j)
             else:
                 self._pass_next.add(j)
@@ -1030,7 +1037,7 @@ class TaskLevelSimulator:
                 cur_worker[g] = workers[0]
                 gpu_version[g] = version = gpu_version[g] + 1
                 self._seq += 1
-                heapq.heappush(heap, (t + tb[job], self._seq, _EV_TASK, g, version))
+                heappush(heap, (t + tb[job], self._seq, _EV_TASK, g, version))
 
     def _srsf_pick(self, here: dict[int, int], t: int) -> tuple[int, int]:
         """SRSF among the ready workers ``{job: worker}`` of one GPU, ties to the lower job index."""
@@ -1085,13 +1092,13 @@ class TaskLevelSimulator:
             busy[g] = True
             cur_job[g] = best
             cur_worker[g] = best_w
-            gpu_version[g] += 1
+            gpu_version[g] = gpu_version[g] + 1
             plain.append((g, end))
         if not plain:
             return
         self._n_tasks_started += len(plain)
         heap = self._heap
-        push = heapq.heappush
+        push = heappush
         for g, end in plain:  # in the order the tasks started
             self._seq += 1
             push(heap, (end, self._seq, _EV_TASK, g, gpu_version[g]))
@@ -1104,15 +1111,15 @@ class TaskLevelSimulator:
         self.cur_job[g] = -1
         self._mark_decide(g)
         ph = self.phase[job][w]
-        self.tasks_done[job] += 1
+        self.tasks_done[job] = self.tasks_done[job] + 1
         if ph == FW_RUN:
             self.phase[job][w] = BW_READY
             self._ready[g][job] = w
-            self.R[job] -= self.tf[job]
+            self.R[job] = self.R[job] - self.tf[job]
         else:
             self.phase[job][w] = SYNC
-            self.R[job] -= self.tb[job]
-            self.bw_left[job] -= 1
+            self.R[job] = self.R[job] - self.tb[job]
+            self.bw_left[job] = self.bw_left[job] - 1
             if self.bw_left[job] == 0:
                 self._iteration_compute_done(job, t)
         if self.fast:
@@ -1127,7 +1134,7 @@ class TaskLevelSimulator:
             self._iteration_done(job, t)
 
     def _iteration_done(self, job: int, t: int) -> None:
-        self.iters_done[job] += 1
+        self.iters_done[job] = self.iters_done[job] + 1
         if self.iters_done[job] >= self.F[job]:
             self._finish(job, t)
             return
@@ -1186,11 +1193,11 @@ class TaskLevelSimulator:
         self.num_done += 1
         mem = self.mem_mb[job]
         for w, g in enumerate(self.job_gpus[job]):
-            self.gpu_mem_free[g] += mem
+            self.gpu_mem_free[g] = self.gpu_mem_free[g] + mem
             self.residents[g].remove((job, w))
         if self.multi[job]:
             for s in self.job_servers[job]:
-                self.multi_on_server[s] -= 1
+                self.multi_on_server[s] = self.multi_on_server[s] - 1
         self._need_placement = True
 
     # =================================================================== communication tasks
@@ -1253,7 +1260,7 @@ class TaskLevelSimulator:
         for s in servers:
             if wait_dec[s]:
                 self._server_tasks_changed(s, False)
-        self.comm_version[job] += 1
+        self.comm_version[job] = self.comm_version[job] + 1
         self._comm_entry[job] = -1
         self._need_comm = True
         if changed is not None:
@@ -1270,8 +1277,11 @@ class TaskLevelSimulator:
         return rem if rem > 0.0 else 0.0
 
     def _rerate(self, job: int, t: int) -> None:
-        servers = self.job_servers[job]
-        k = max(map(self.comm_count.__getitem__, servers)) if len(servers) > 1 else self.comm_count[servers[0]]
+        count = self.comm_count
+        k = 0
+        for s in self.job_servers[job]:
+            if count[s] > k:
+                k = count[s]
         per_byte = (k * self.b_ns + (k - 1) * self.eta_ns) / self.comm_speedup[job]
         comm_per_byte = self.comm_per_byte
         old = comm_per_byte[job]
@@ -1284,7 +1294,7 @@ class TaskLevelSimulator:
             bank_t[job] = t
         self.comm_k[job] = k
         comm_per_byte[job] = per_byte
-        end = bank_t[job] + math.ceil(self.comm_bank_rem[job] * per_byte)
+        end = bank_t[job] + _ceil(self.comm_bank_rem[job] * per_byte)
         self.comm_end[job] = end
         self._seq += 1
         entry = self._comm_entry[job]
@@ -1295,7 +1305,7 @@ class TaskLevelSimulator:
         self.comm_version[job] = version
         self._comm_entry[job] = end
         self._comm_seq[job] = self._seq
-        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, version))
+        heappush(self._heap, (end, self._seq, _EV_COMM, job, version))
 
     def _apply_probe_defect(self, t: int) -> None:
         counts: dict[int, int] = {}
@@ -1322,7 +1332,8 @@ class TaskLevelSimulator:
         span = c.end - c.origin
         if x > span:
             x = span
-        n, r = divmod(x, c.period)
+        n = x // c.period
+        r = x - n * c.period
         job = c.job
         done = n * self.tc[job]
         tf = self.tf[job]
@@ -1354,7 +1365,8 @@ class TaskLevelSimulator:
         """
         period = c.period
         tf, tc = self.tf[c.job], self.tc[c.job]
-        n, r = divmod(t - c.origin, period)
+        n = (t - c.origin) // period
+        r = t - c.origin - n * period
         base = c.origin + n * period
         if r == 0:
             return base + tf if strict else t
@@ -1432,7 +1444,7 @@ class TaskLevelSimulator:
             cohort_of_gpu[g] = c  # its tasks' end events are replaced by the cohort's
         self.cohorts[job].append(c)
         self._seq += 1
-        heapq.heappush(self._heap, (c.end, self._seq, _EV_COHORT, c, 0))
+        heappush(self._heap, (c.end, self._seq, _EV_COHORT, c, 0))
         self._n_cohorts += 1
         if gang:
             self._n_gangs += 1
@@ -1508,7 +1520,7 @@ class TaskLevelSimulator:
         c.cut = at
         c.version += 1
         self._seq += 1
-        heapq.heappush(self._heap, (at, self._seq, _EV_COHORT, c, c.version))
+        heappush(self._heap, (at, self._seq, _EV_COHORT, c, c.version))
         self._n_cuts += 1
 
     def _cohort_materialise(self, c: _Cohort, t: int) -> None:
@@ -1519,12 +1531,13 @@ class TaskLevelSimulator:
         x = t - c.origin
         if self.debug:
             self._cohort_log_tasks(c, t)
-        self.R[job] -= size * (self._work(c, x) - c.work0)
+        self.R[job] = self.R[job] - (size * (self._work(c, x) - c.work0))
         c.active = False
         self.cohorts[job].remove(c)
         self._free_gpus(c.gpus)
         if c.whole:
-            n, r = divmod(x, c.period)
+            n = x // c.period
+            r = x - n * c.period
         else:
             n, r = 0, x
         g_count = self.G[job]
@@ -1555,7 +1568,7 @@ class TaskLevelSimulator:
             for w in c.workers:
                 phase[w] = SYNC
             if r == tc:
-                self.bw_left[job] -= size
+                self.bw_left[job] = self.bw_left[job] - size
                 if self.bw_left[job] == 0:
                     self._iteration_compute_done(job, t)
             else:
@@ -1576,7 +1589,7 @@ class TaskLevelSimulator:
             return
         if self.debug:
             self._cohort_log_tasks(c, t)
-        self.R[job] -= c.size * (self._work(c, t - c.origin) - c.work0)
+        self.R[job] = self.R[job] - (c.size * (self._work(c, t - c.origin) - c.work0))
         self.cohorts[job].remove(c)
         c.holding = True
         c.version += 1
@@ -1637,7 +1650,7 @@ class TaskLevelSimulator:
             c.pending = False
             self.phase[job] = [FW_RUN] * self.G[job]
             self._seq += 1
-            heapq.heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
+            heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
             self._n_tasks_started += c.size
             self._n_restarts += 1
             if self._intervals is not None:
@@ -1654,15 +1667,15 @@ class TaskLevelSimulator:
             self.busy[g] = True
             self.cur_job[g] = job
             self.cur_worker[g] = w
-            self.gpu_version[g] += 1
+            self.gpu_version[g] = self.gpu_version[g] + 1
             self._seq += 1
-            heapq.heappush(heap, (end, self._seq, _EV_TASK, g, self.gpu_version[g]))
+            heappush(heap, (end, self._seq, _EV_TASK, g, self.gpu_version[g]))
 
     def _comm_resume(self, job: int, start: int, end: int) -> None:
         """Re-create, as a running task, the uncontended all-reduce a gang started at ``start``."""
         self.comm_running[job] = None
         for s in self.job_servers[job]:
-            self.comm_count[s] += 1
+            self.comm_count[s] = self.comm_count[s] + 1
             self.comm_on_server[s].add(job)
         self.comm_k[job] = 1
         self.comm_per_byte[job] = self.b_ns + 0 * self.eta_ns  # exactly what _rerate computes for k = 1
@@ -1670,11 +1683,11 @@ class TaskLevelSimulator:
         self.comm_bank_rem[job] = self.message_bytes[job]
         self.comm_end[job] = end
         self.comm_speedup[job] = 1
-        self.comm_version[job] += 1
+        self.comm_version[job] = self.comm_version[job] + 1
         self._seq += 1
         self._comm_entry[job] = end
         self._comm_seq[job] = self._seq
-        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
+        heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
         for s in self.job_servers[job]:
             self._server_tasks_changed(s, True)
         self._need_comm = True
