@@ -75,13 +75,21 @@ Engine (decisions):
   there, not at every resident); a running all-reduce is re-rated only when its ``k`` can change;
   a refusal that a rule guarantees to stand while a server stays crowded (``decide_hold``) is not
   asked again until it drains; a running all-reduce keeps one live end event, re-posted lazily
-  when a re-rating delays it (same event order as posting eagerly, fewer stale events).
+  when a re-rating delays it (same event order as posting eagerly, fewer stale events); the two
+  paper rules' admission checks (AdaDUAL, SRSF(n)) run as engine kernels when the rule declares
+  ``engine_kernel()`` (a copy of its ``decide_hold``, cross-checked against it in debug mode),
+  so that a query (a waiting all-reduce is asked about 6 times per admission) is no call into the
+  policy module.
   ``tests/test_tasklevel_golden.py`` checks the schedules against digests recorded before these
   changes.
 * **Compiled build** (optional): ``scripts/build_tasklevel_native.py`` compiles this very file with
-  mypyc (about 2× less CPU per episode; same integer/float arithmetic, so identical schedules);
-  :data:`TaskLevelSimulator` is that build while its sha256 stamp matches this source, else plain
-  Python (:data:`BUILD` says which; ``DDL_GYM_PURE_PYTHON=1`` forces plain Python).
+  mypyc (several times less CPU per episode, ``scripts/bench_tasklevel.py``; same integer/float
+  arithmetic, so identical schedules); :data:`TaskLevelSimulator` is that build while its sha256
+  stamp matches this source, else plain Python (:data:`BUILD` says which;
+  ``DDL_GYM_PURE_PYTHON=1`` forces plain Python). The source is written for it: ``Final`` module
+  constants, typed attributes and locals (int clock, no ``inf``), direct ``self._method()`` calls
+  (a bound-method alias is a Python-level call in the compiled build), no ``math``/``divmod``/
+  augmented list-item updates in hot paths.
 * Optional replication of the authors' simulator defect (``probe_defect=True``, see
   :meth:`TaskLevelSimulator.mark_probe`): there AdaDUAL's check of the running transfer's remaining
   size also advances that transfer, so it moves ``1 + p`` times as fast while ``p`` refused jobs
@@ -865,7 +873,8 @@ class TaskLevelSimulator:
                 most = count[s]
         return best
 
-    def _check_kernel(self, job: int, answer: tuple[bool, tuple[int, ...], tuple[int, ...], int, int]) -> None:
+    def _check_kernel(self, job: int,
+                      answer: tuple[bool, tuple[int, ...], tuple[int, ...], int, int]) -> None:
         """Debug: the engine's kernel answered as the rule itself does."""
         expected = tuple(self._comm_decide(self, job))
         if answer != expected:
