@@ -187,6 +187,14 @@ class AdaDual:
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool:
         return self.decide_hold(sim, job)[0]
 
+    def engine_kernel(self) -> tuple[str, float] | None:
+        """``("adadual", threshold)``: the engine may run its copy of :meth:`decide_hold` itself
+        (:meth:`TaskLevelSimulator._adadual`, checked against this method in debug mode). None with
+        the probe defect (it needs :meth:`TaskLevelSimulator.mark_probe`) or an overridden rule."""
+        if self.replicate_probe_defect or type(self).decide_hold is not AdaDual.decide_hold:
+            return None
+        return ("adadual", self.threshold)
+
     def decide(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
         """Alg. 2, plus the servers on which a change could turn a refusal into an admission.
 
@@ -246,6 +254,13 @@ class SRSFn:
 
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool:
         return self.decide_hold(sim, job)[0]
+
+    def engine_kernel(self) -> tuple[str, int] | None:
+        """``("srsf", n)``: the engine may run its copy of :meth:`decide_hold` itself
+        (:meth:`TaskLevelSimulator._srsf_n`, checked against this method in debug mode)."""
+        if type(self).decide_hold is not SRSFn.decide_hold:
+            return None
+        return ("srsf", self.n)
 
     def decide(self, sim: TaskLevelSimulator, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...]]:
         """``(admit, dec, inc)``: a refusal stands until its most crowded server drains."""

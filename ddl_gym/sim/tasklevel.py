@@ -75,13 +75,21 @@ Engine (decisions):
   there, not at every resident); a running all-reduce is re-rated only when its ``k`` can change;
   a refusal that a rule guarantees to stand while a server stays crowded (``decide_hold``) is not
   asked again until it drains; a running all-reduce keeps one live end event, re-posted lazily
-  when a re-rating delays it (same event order as posting eagerly, fewer stale events).
+  when a re-rating delays it (same event order as posting eagerly, fewer stale events); the two
+  paper rules' admission checks (AdaDUAL, SRSF(n)) run as engine kernels when the rule declares
+  ``engine_kernel()`` (a copy of its ``decide_hold``, cross-checked against it in debug mode),
+  so that a query (a waiting all-reduce is asked about 6 times per admission) is no call into the
+  policy module.
   ``tests/test_tasklevel_golden.py`` checks the schedules against digests recorded before these
   changes.
 * **Compiled build** (optional): ``scripts/build_tasklevel_native.py`` compiles this very file with
-  mypyc (about 2× less CPU per episode; same integer/float arithmetic, so identical schedules);
-  :data:`TaskLevelSimulator` is that build while its sha256 stamp matches this source, else plain
-  Python (:data:`BUILD` says which; ``DDL_GYM_PURE_PYTHON=1`` forces plain Python).
+  mypyc (several times less CPU per episode, ``scripts/bench_tasklevel.py``; same integer/float
+  arithmetic, so identical schedules); :data:`TaskLevelSimulator` is that build while its sha256
+  stamp matches this source, else plain Python (:data:`BUILD` says which;
+  ``DDL_GYM_PURE_PYTHON=1`` forces plain Python). The source is written for it: ``Final`` module
+  constants, typed attributes and locals (int clock, no ``inf``), direct ``self._method()`` calls
+  (a bound-method alias is a Python-level call in the compiled build), no ``math``/``divmod``/
+  augmented list-item updates in hot paths.
 * Optional replication of the authors' simulator defect (``probe_defect=True``, see
   :meth:`TaskLevelSimulator.mark_probe`): there AdaDUAL's check of the running transfer's remaining
   size also advances that transfer, so it moves ``1 + p`` times as fast while ``p`` refused jobs
@@ -95,12 +103,12 @@ Engine (decisions):
 from __future__ import annotations
 
 import hashlib
-import heapq
+from heapq import heapify, heappop, heappush
 import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import numpy as np
 
@@ -108,14 +116,35 @@ from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel
 
-NS_PER_S = 1_000_000_000
+# Module constants are Final so that the compiled build inlines them (no globals lookup per use).
+NS_PER_S: Final = 1_000_000_000
 
 # Worker phases within an iteration.
-FW_READY, FW_RUN, BW_READY, BW_RUN, SYNC = 0, 1, 2, 3, 4
+FW_READY: Final = 0
+FW_RUN: Final = 1
+BW_READY: Final = 2
+BW_RUN: Final = 3
+SYNC: Final = 4
 # Job states.
-PENDING, QUEUED, RUNNING, DONE = 0, 1, 2, 3
+PENDING: Final = 0
+QUEUED: Final = 1
+RUNNING: Final = 2
+DONE: Final = 3
 # Event kinds (heap entries are (time_ns, seq, kind, subject, version)).
-_EV_TASK, _EV_COMM, _EV_COHORT = 0, 1, 2
+_EV_TASK: Final = 0
+_EV_COMM: Final = 1
+_EV_COHORT: Final = 2
+# Admission kernels the engine runs itself for rules that declare one (``engine_kernel``).
+_KERNEL_NONE: Final = 0
+_KERNEL_ADADUAL: Final = 1
+_KERNEL_SRSF: Final = 2
+
+
+def _ceil(x: float) -> int:
+    """``math.ceil(x)`` of a finite float (truncation, plus one above a positive fraction); a plain
+    function so that the compiled build needs no call into the math module."""
+    i = int(x)
+    return i + 1 if i < x else i
 
 
 class _Cohort:
@@ -182,7 +211,12 @@ class CommAdmission(Protocol):
     * ``reconsider_on_server_change_only = True``: a refusal can only turn into an admission after
       a task starts or ends on one of the job's servers (then refused jobs are re-asked only then);
     * ``admits_when_idle = True``: an all-reduce with no other task on its servers is always
-      admitted (then uncontended multi-server gangs may run their all-reduces in closed form).
+      admitted (then uncontended multi-server gangs may run their all-reduces in closed form);
+    * ``engine_kernel() -> (name, parameter) | None``: the rule's ``decide_hold`` is exactly one
+      of the engine's built-in kernels, which the engine then runs itself instead of calling the
+      rule (same answers, no call into Python per query; see :meth:`TaskLevelSimulator._adadual`):
+      ``("adadual", threshold)`` (Alg. 2 without the probe defect) or ``("srsf", n)`` (SRSF(n)).
+      With ``debug=True`` the engine asks the rule too and checks that both agree.
     """
 
     def __call__(self, sim: TaskLevelSimulator, job: int) -> bool: ...
@@ -262,6 +296,18 @@ class TaskLevelSimulator:
         self.debug = bool(debug)
         self.probe_defect = bool(probe_defect)
         self.stats = EngineStats()
+        # Counters of the run, kept as plain int attributes while it runs (cheap in the compiled
+        # build) and copied into ``stats`` when :meth:`advance` returns.
+        self._n_events = 0
+        self._n_tasks_started = 0
+        self._n_comm_tasks = 0
+        self._n_cohorts = 0
+        self._n_gangs = 0
+        self._n_cuts = 0
+        self._n_restarts = 0
+        self._n_comm_passes = 0
+        self._n_placement_passes = 0
+        self._n_decision_points = 0
 
         n = workload.num_jobs
         self.num_jobs = n
@@ -301,9 +347,10 @@ class TaskLevelSimulator:
                 f"{cluster.gpu_memory_mb:.0f} MB"
             )
         # Eq. (5) in nanoseconds: a_ns, and per-byte times b, η in ns/byte.
-        self.a_ns = int(round(model.a * NS_PER_S))
-        self.b_ns = model.b * NS_PER_S
-        self.eta_ns = model.eta * NS_PER_S
+        # (Declared int / float: the compiled build then does this arithmetic natively.)
+        self.a_ns: int = int(round(model.a * NS_PER_S))
+        self.b_ns: float = float(model.b * NS_PER_S)
+        self.eta_ns: float = float(model.eta * NS_PER_S)
         #: C_J · |G(J)| = total GPU compute service of each job (ns), the queue's SRSF key.
         self.total_service: list[int] = [self.F[i] * self.G[i] * self.tc[i] for i in range(n)]
 
@@ -362,6 +409,24 @@ class TaskLevelSimulator:
         self._watch_dec: list[tuple[int, ...]] = [()] * n  # the servers each waiting job watches
         self._watch_inc: list[tuple[int, ...]] = [()] * n
         self._comm_decide = self._decide_function(comm_admission)
+        # The rule's own kernel, run inside the engine (see CommAdmission.engine_kernel).
+        self._kernel = _KERNEL_NONE
+        self._kernel_threshold = 0.0
+        self._kernel_n = 0
+        kernel = getattr(comm_admission, "engine_kernel", None)
+        spec = kernel() if callable(kernel) else None
+        if spec is not None:
+            name, param = spec
+            if name == "adadual":
+                self._kernel = _KERNEL_ADADUAL
+                self._kernel_threshold = float(param)
+            elif name == "srsf" and int(param) >= 1:
+                self._kernel = _KERNEL_SRSF
+                self._kernel_n = int(param)
+            else:
+                raise ConfigError(f"admission rule {comm_admission!r}: unknown engine kernel {spec!r} "
+                                  "(expected ('adadual', threshold) or ('srsf', n >= 1))")
+        self._server_tuple: list[tuple[int, ...]] = [(s,) for s in range(self.num_servers)]
         # A refusal that stands while server _hold_server[j] runs >= _hold_count[j] all-reduces
         # (0: no such guarantee) is not asked again while that holds (``decide_hold``).
         self._hold_server = [0] * n
@@ -375,7 +440,7 @@ class TaskLevelSimulator:
         # Event machinery.
         self.now_ns = 0
         # (time_ns, seq, kind, subject, version); subject: a GPU, a job or a _Cohort.
-        self._heap: list[Any] = []
+        self._heap: list[tuple[int, int, int, Any, int]] = []
         self._seq = 0
         self._next_arrival = 0
         self.queue: list[int] = []
@@ -422,7 +487,7 @@ class TaskLevelSimulator:
 
     def gpu_loads(self) -> list[int]:
         """``L_g`` of every GPU (ns, read-only list); cached until time, events or residents change."""
-        key = (self.now_ns, self.stats.events, self.placements, self.num_done)
+        key = (self.now_ns, self._n_events, self.placements, self.num_done)
         if self._loads_key == key:
             return self._loads
         cache: dict[int, int] = {}
@@ -476,7 +541,7 @@ class TaskLevelSimulator:
     def allreduce_ns(self, job: int, k: int = 1) -> int:
         """Eq. (5) in ns for ``job``'s message under constant ``k``-way contention."""
         per_byte = k * self.b_ns + (k - 1) * self.eta_ns
-        return self.a_ns + math.ceil(self.message_bytes[job] * per_byte)
+        return self.a_ns + _ceil(self.message_bytes[job] * per_byte)
 
     # =================================================================== main loop
     def run(self) -> SimResult:
@@ -504,42 +569,47 @@ class TaskLevelSimulator:
             InvariantError: nothing can happen any more but jobs are unfinished (e.g. a job that
                 fits on no GPU), or a debug invariant failed.
         """
+        # Locals are typed (ints, not inf) and methods called directly, so that the compiled
+        # build runs this loop on machine integers with native calls.
         n = self.num_jobs
         heap = self._heap
-        t: Any  # int ns, or inf when nothing is left
-        x: Any  # event subject
+        event: tuple[int, int, int, Any, int]
         arrival = self.arrival_ns
-        stats = self.stats
-        pop = heapq.heappop
+        pop = heappop
         gpu_version = self.gpu_version
         comm_version = self.comm_version
         comm_running = self.comm_running
         comm_end_ns = self.comm_end
         comm_entry = self._comm_entry
         comm_seq = self._comm_seq
-        push = heapq.heappush
-        task_end = self._task_end
-        comm_end = self._comm_end
-        cohort_compute_end = self._cohort_compute_end
-        cohort_materialise = self._cohort_materialise
-        inf = math.inf
-        limit = inf if until_s is None else int(round(until_s * NS_PER_S))
-        next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+        push = heappush
+        bounded = until_s is not None
+        limit = int(round(until_s * NS_PER_S)) if until_s is not None else 0
+        arrivals_left = self._next_arrival < n
+        next_arrival = arrival[self._next_arrival] if arrivals_left else 0
         decision_points = 0
+        t = 0
         try:
             while self.num_done < n:
-                t = heap[0][0] if heap else inf
-                if next_arrival < t:
+                if heap:
+                    t = heap[0][0]
+                    if arrivals_left and next_arrival < t:
+                        t = next_arrival
+                elif arrivals_left:
                     t = next_arrival
-                if t > limit:
-                    if limit > self.now_ns:
-                        self.now_ns = limit  # type: ignore[assignment]  # nothing happens in between
-                    return False
-                if t == inf:
+                else:  # nothing left to happen
+                    if bounded:
+                        if limit > self.now_ns:
+                            self.now_ns = limit
+                        return False
                     raise InvariantError(
                         f"task-level engine stuck at t={self.now:.3f}s: {len(self.queue)} jobs queued, "
                         f"{len(self.comm_waiting)} all-reduces waiting, nothing running"
                     )
+                if bounded and t > limit:
+                    if limit > self.now_ns:
+                        self.now_ns = limit  # nothing happens in between
+                    return False
                 if t < self.now_ns:
                     raise InvariantError(f"time went backwards: {t} < {self.now_ns}")
                 self.now_ns = t
@@ -549,35 +619,39 @@ class TaskLevelSimulator:
                 while heap and heap[0][0] == t:
                     event = pop(heap)
                     kind = event[2]
-                    x = event[3]
                     ver = event[4]
                     events += 1
                     if kind == _EV_TASK:
-                        if ver == gpu_version[x]:
-                            task_end(x, t)
+                        g: int = event[3]
+                        if ver == gpu_version[g]:
+                            self._task_end(g, t)
                     elif kind == _EV_COMM:
+                        x: int = event[3]
                         if ver == comm_version[x] and x in comm_running:
                             end = comm_end_ns[x]
                             if end == t:
-                                comm_end(x, t)
+                                self._comm_end(x, t)
                             else:  # slowed down since posted: re-post (see _comm_entry)
                                 comm_entry[x] = end
                                 push(heap, (end, comm_seq[x], _EV_COMM, x, ver))
-                    elif ver == x.version and x.active:
-                        if x.hold and t == x.end:
-                            cohort_compute_end(x, t)
-                        else:
-                            cohort_materialise(x, t)
-                stats.events += events
+                    else:
+                        c: _Cohort = event[3]
+                        if ver == c.version and c.active:
+                            if c.hold and t == c.end:
+                                self._cohort_compute_end(c, t)
+                            else:
+                                self._cohort_materialise(c, t)
+                self._n_events += events
                 # 2. Arrivals (line 6).
-                if next_arrival <= t:
+                if arrivals_left and next_arrival <= t:
                     while self._next_arrival < n and arrival[self._next_arrival] <= t:
                         j = self._next_arrival
                         self.state[j] = QUEUED
                         self.queue.append(j)
                         self._next_arrival += 1
                         self._need_placement = True
-                    next_arrival = arrival[self._next_arrival] if self._next_arrival < n else inf
+                    arrivals_left = self._next_arrival < n
+                    next_arrival = arrival[self._next_arrival] if arrivals_left else 0
                 # 3. Placement (lines 7-14), all-reduces (15-22), compute tasks (23-31).
                 if self._need_placement:
                     self._need_placement = False
@@ -592,15 +666,30 @@ class TaskLevelSimulator:
                 if self.debug:
                     self.check_invariants()
         finally:
-            stats.decision_points += decision_points
+            self._n_decision_points += decision_points
+            self._flush_stats()
         if self.debug:
             self.check_invariants(final=True)
         return True
 
+    def _flush_stats(self) -> None:
+        """Copy the run's counters into :attr:`stats` (totals since the engine was built)."""
+        stats = self.stats
+        stats.events = self._n_events
+        stats.compute_tasks_started = self._n_tasks_started
+        stats.comm_tasks = self._n_comm_tasks
+        stats.cohorts_formed = self._n_cohorts
+        stats.gangs_formed = self._n_gangs
+        stats.cohort_cuts = self._n_cuts
+        stats.gang_restarts = self._n_restarts
+        stats.comm_passes = self._n_comm_passes
+        stats.placement_passes = self._n_placement_passes
+        stats.decision_points = self._n_decision_points
+
     # =================================================================== passes
     def _placement_pass(self, t: int) -> None:
         """Alg. 3 lines 6–14: try queued jobs in SRSF order (E_J = 0), skipping those that do not fit."""
-        self.stats.placement_passes += 1
+        self._n_placement_passes += 1
         key = self.total_service
         order = sorted(self.queue, key=lambda j: (key[j], j))
         placed = False
@@ -634,24 +723,24 @@ class TaskLevelSimulator:
         self.placements += 1
         if self.multi[job]:
             for s in servers:
-                self.multi_on_server[s] += 1
+                self.multi_on_server[s] = self.multi_on_server[s] + 1
             if self.fast:
                 # Another multi-server job now shares these NICs: closed-form all-reduces end here.
                 for s in servers:
                     for g in self.server_gpu_ids[s]:
                         cohort = self.cohort_of_gpu[g]
                         if cohort is not None and cohort.comm_ns:
-                            self.stats.cohort_cuts += 1
+                            self._n_cuts += 1
                             self._cohort_materialise(cohort, t)
         for w, g in enumerate(ids):
-            self.gpu_mem_free[g] -= mem
+            self.gpu_mem_free[g] = self.gpu_mem_free[g] - mem
             self.residents[g].append((job, w))
             self._ready[g][job] = w
             self._became_ready(g, job, t)
 
     def _comm_pass(self, t: int) -> None:
         """Alg. 3 lines 15–22: ready all-reduces in SRSF order, each admitted or not by the policy."""
-        self.stats.comm_passes += 1
+        self._n_comm_passes += 1
         R = self.R
         marks = self._probe_marks
         decide = self._comm_decide
@@ -664,7 +753,8 @@ class TaskLevelSimulator:
         watch_inc = self._watch_inc
         wait_dec = self._wait_dec
         wait_inc = self._wait_inc
-        heappop = heapq.heappop
+        kernel = self._kernel
+        check_kernel = self.debug and kernel != _KERNEL_NONE
         todo = self._comm_dirty if lazy else set(waiting)
         self._comm_dirty = set()
         while todo:
@@ -672,13 +762,13 @@ class TaskLevelSimulator:
             # admission. A job whose inputs did not change since it was last refused is skipped (its
             # answer is still no); one whose watched server an admission touches is (re)considered
             # in this round if it comes later in the order, else in the next round at this instant.
-            in_round = todo if waiting.issuperset(todo) else todo & waiting
+            in_round = todo if todo <= waiting else todo & waiting
             if len(in_round) == 1:
                 for j in in_round:
                     heap = [(R[j], j)]
             else:
                 heap = [(R[j], j) for j in in_round]
-                heapq.heapify(heap)
+                heapify(heap)
             self._pass_round = heap
             self._pass_in_round = in_round
             self._pass_next = set()
@@ -691,7 +781,14 @@ class TaskLevelSimulator:
                 m = hold_count[job]
                 if m and comm_count[hold_server[job]] >= m:
                     continue  # the rule's last refusal still stands (its guarantee), no need to ask
-                admit, dec, inc, hs, hm = decide(self, job)
+                if kernel == _KERNEL_ADADUAL:
+                    admit, dec, inc, hs, hm = self._adadual(job)
+                elif kernel == _KERNEL_SRSF:
+                    admit, dec, inc, hs, hm = self._srsf_n(job)
+                else:
+                    admit, dec, inc, hs, hm = decide(self, job)
+                if check_kernel:
+                    self._check_kernel(job, (admit, dec, inc, hs, hm))
                 if admit:
                     if marks:
                         marks.pop(job, None)
@@ -726,6 +823,63 @@ class TaskLevelSimulator:
         self._pass_round = None
         if self.probe_defect:
             self._apply_probe_defect(t)
+
+    def _adadual(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """The AdaDUAL kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.AdaDual`` (Alg. 2, no
+        probe defect), line for line, on the engine's own state (see that method for the reasoning)."""
+        count = self.comm_count
+        servers = self.job_servers[job]
+        first = -1
+        i = 0
+        for s in servers:  # lines 4-9
+            c = count[s]
+            if c:
+                if c > 1:  # lines 21-23: wait while the most crowded server runs two or more
+                    crowded = self._most_crowded(servers)
+                    return False, self._server_tuple[crowded], (), crowded, 2
+                if first < 0:
+                    first = i
+            i += 1
+        if first < 0:
+            return True, (), (), 0, 0  # lines 10-12
+        s_first = servers[first]
+        old = -1
+        for j in self.comm_on_server[s_first]:  # its one running all-reduce
+            old = j
+        m_old = self._comm_rem_at(old, self.now_ns)  # line 14
+        if m_old > 0.0 and self.message_bytes[job] / m_old < self._kernel_threshold:  # lines 15-19
+            return True, (), (), 0, 0
+        return False, self._server_tuple[s_first], servers[:first], 0, 0
+
+    def _srsf_n(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
+        """The SRSF(n) kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.SRSFn``."""
+        count = self.comm_count
+        servers = self.job_servers[job]
+        n = self._kernel_n
+        for s in servers:
+            if count[s] >= n:
+                crowded = self._most_crowded(servers)
+                return False, self._server_tuple[crowded], (), crowded, n
+        return True, (), (), 0, 0
+
+    def _most_crowded(self, servers: tuple[int, ...]) -> int:
+        """The server of ``servers`` running the most all-reduces (lowest index on ties)."""
+        count = self.comm_count
+        best = servers[0]
+        most = count[best]
+        for s in servers:
+            if count[s] > most:
+                best = s
+                most = count[s]
+        return best
+
+    def _check_kernel(self, job: int,
+                      answer: tuple[bool, tuple[int, ...], tuple[int, ...], int, int]) -> None:
+        """Debug: the engine's kernel answered as the rule itself does."""
+        expected = tuple(self._comm_decide(self, job))
+        if answer != expected:
+            raise InvariantError(f"admission kernel for job {job} at {self.now_ns} ns answered {answer}, "
+                                 f"the rule {expected}")
 
     @staticmethod
     def _decide_function(rule: CommAdmission) -> Callable[[TaskLevelSimulator, int], tuple[bool, tuple[int, ...], tuple[int, ...], int, int]]:
@@ -796,7 +950,7 @@ class TaskLevelSimulator:
                 continue
             k = (R[j], j)
             if k > key:
-                heapq.heappush(heap, k)
+                heappush(heap, k)
                 in_round.add(j)
             else:
                 self._pass_next.add(j)
@@ -865,7 +1019,7 @@ class TaskLevelSimulator:
                 for g in gpus:
                     intervals[g].append((t, end, job))
             started += len(workers)
-        self.stats.compute_tasks_started += started
+        self._n_tasks_started += started
         G = self.G
         single = None
         self._in_compute_pass = True
@@ -892,7 +1046,7 @@ class TaskLevelSimulator:
                 cur_worker[g] = workers[0]
                 gpu_version[g] = version = gpu_version[g] + 1
                 self._seq += 1
-                heapq.heappush(heap, (t + tb[job], self._seq, _EV_TASK, g, version))
+                heappush(heap, (t + tb[job], self._seq, _EV_TASK, g, version))
 
     def _srsf_pick(self, here: dict[int, int], t: int) -> tuple[int, int]:
         """SRSF among the ready workers ``{job: worker}`` of one GPU, ties to the lower job index."""
@@ -947,13 +1101,13 @@ class TaskLevelSimulator:
             busy[g] = True
             cur_job[g] = best
             cur_worker[g] = best_w
-            gpu_version[g] += 1
+            gpu_version[g] = gpu_version[g] + 1
             plain.append((g, end))
         if not plain:
             return
-        self.stats.compute_tasks_started += len(plain)
+        self._n_tasks_started += len(plain)
         heap = self._heap
-        push = heapq.heappush
+        push = heappush
         for g, end in plain:  # in the order the tasks started
             self._seq += 1
             push(heap, (end, self._seq, _EV_TASK, g, gpu_version[g]))
@@ -966,15 +1120,15 @@ class TaskLevelSimulator:
         self.cur_job[g] = -1
         self._mark_decide(g)
         ph = self.phase[job][w]
-        self.tasks_done[job] += 1
+        self.tasks_done[job] = self.tasks_done[job] + 1
         if ph == FW_RUN:
             self.phase[job][w] = BW_READY
             self._ready[g][job] = w
-            self.R[job] -= self.tf[job]
+            self.R[job] = self.R[job] - self.tf[job]
         else:
             self.phase[job][w] = SYNC
-            self.R[job] -= self.tb[job]
-            self.bw_left[job] -= 1
+            self.R[job] = self.R[job] - self.tb[job]
+            self.bw_left[job] = self.bw_left[job] - 1
             if self.bw_left[job] == 0:
                 self._iteration_compute_done(job, t)
         if self.fast:
@@ -989,7 +1143,7 @@ class TaskLevelSimulator:
             self._iteration_done(job, t)
 
     def _iteration_done(self, job: int, t: int) -> None:
-        self.iters_done[job] += 1
+        self.iters_done[job] = self.iters_done[job] + 1
         if self.iters_done[job] >= self.F[job]:
             self._finish(job, t)
             return
@@ -1048,17 +1202,17 @@ class TaskLevelSimulator:
         self.num_done += 1
         mem = self.mem_mb[job]
         for w, g in enumerate(self.job_gpus[job]):
-            self.gpu_mem_free[g] += mem
+            self.gpu_mem_free[g] = self.gpu_mem_free[g] + mem
             self.residents[g].remove((job, w))
         if self.multi[job]:
             for s in self.job_servers[job]:
-                self.multi_on_server[s] -= 1
+                self.multi_on_server[s] = self.multi_on_server[s] - 1
         self._need_placement = True
 
     # =================================================================== communication tasks
     def _start_comm(self, job: int, t: int) -> None:
         self.comm_running[job] = None
-        self.stats.comm_tasks += 1
+        self._n_comm_tasks += 1
         servers = self.job_servers[job]
         count = self.comm_count
         on_server = self.comm_on_server
@@ -1085,13 +1239,12 @@ class TaskLevelSimulator:
         self.comm_bank_t[job] = t + self.a_ns
         self.comm_bank_rem[job] = self.message_bytes[job]
         self.comm_speedup[job] = 1
-        rerate = self._rerate
         if changed is None:
-            rerate(job, t)
+            self._rerate(job, t)
         else:
             changed.add(job)
             for j in sorted(changed):  # job order fixes the event sequence numbers
-                rerate(j, t)
+                self._rerate(j, t)
 
     def _comm_end(self, job: int, t: int) -> None:
         del self.comm_running[job]
@@ -1116,13 +1269,12 @@ class TaskLevelSimulator:
         for s in servers:
             if wait_dec[s]:
                 self._server_tasks_changed(s, False)
-        self.comm_version[job] += 1
+        self.comm_version[job] = self.comm_version[job] + 1
         self._comm_entry[job] = -1
         self._need_comm = True
         if changed is not None:
-            rerate = self._rerate
             for j in sorted(changed) if len(changed) > 1 else changed:
-                rerate(j, t)
+                self._rerate(j, t)
         self._iteration_done(job, t)
 
     def _comm_rem_at(self, job: int, t: int) -> float:
@@ -1134,8 +1286,11 @@ class TaskLevelSimulator:
         return rem if rem > 0.0 else 0.0
 
     def _rerate(self, job: int, t: int) -> None:
-        servers = self.job_servers[job]
-        k = max(map(self.comm_count.__getitem__, servers)) if len(servers) > 1 else self.comm_count[servers[0]]
+        count = self.comm_count
+        k = 0
+        for s in self.job_servers[job]:
+            if count[s] > k:
+                k = count[s]
         per_byte = (k * self.b_ns + (k - 1) * self.eta_ns) / self.comm_speedup[job]
         comm_per_byte = self.comm_per_byte
         old = comm_per_byte[job]
@@ -1148,7 +1303,7 @@ class TaskLevelSimulator:
             bank_t[job] = t
         self.comm_k[job] = k
         comm_per_byte[job] = per_byte
-        end = bank_t[job] + math.ceil(self.comm_bank_rem[job] * per_byte)
+        end = bank_t[job] + _ceil(self.comm_bank_rem[job] * per_byte)
         self.comm_end[job] = end
         self._seq += 1
         entry = self._comm_entry[job]
@@ -1159,7 +1314,7 @@ class TaskLevelSimulator:
         self.comm_version[job] = version
         self._comm_entry[job] = end
         self._comm_seq[job] = self._seq
-        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, version))
+        heappush(self._heap, (end, self._seq, _EV_COMM, job, version))
 
     def _apply_probe_defect(self, t: int) -> None:
         counts: dict[int, int] = {}
@@ -1186,7 +1341,8 @@ class TaskLevelSimulator:
         span = c.end - c.origin
         if x > span:
             x = span
-        n, r = divmod(x, c.period)
+        n = x // c.period
+        r = x - n * c.period
         job = c.job
         done = n * self.tc[job]
         tf = self.tf[job]
@@ -1218,7 +1374,8 @@ class TaskLevelSimulator:
         """
         period = c.period
         tf, tc = self.tf[c.job], self.tc[c.job]
-        n, r = divmod(t - c.origin, period)
+        n = (t - c.origin) // period
+        r = t - c.origin - n * period
         base = c.origin + n * period
         if r == 0:
             return base + tf if strict else t
@@ -1296,11 +1453,10 @@ class TaskLevelSimulator:
             cohort_of_gpu[g] = c  # its tasks' end events are replaced by the cohort's
         self.cohorts[job].append(c)
         self._seq += 1
-        heapq.heappush(self._heap, (c.end, self._seq, _EV_COHORT, c, 0))
-        stats = self.stats
-        stats.cohorts_formed += 1
+        heappush(self._heap, (c.end, self._seq, _EV_COHORT, c, 0))
+        self._n_cohorts += 1
         if gang:
-            stats.gangs_formed += 1
+            self._n_gangs += 1
         if self._watch:
             # R_J's floor falls (its R at t does not: the decisions at t stand): re-check the
             # cohorts this job's other workers wait behind, from their next boundary on.
@@ -1365,7 +1521,7 @@ class TaskLevelSimulator:
         if at <= self.now_ns:
             if self._in_compute_pass:
                 raise InvariantError(f"cohort of job {c.job} cut at {at} during the compute pass at {self.now_ns}")
-            self.stats.cohort_cuts += 1
+            self._n_cuts += 1
             self._cohort_materialise(c, self.now_ns)
             return
         if 0 <= c.cut <= at:
@@ -1373,8 +1529,8 @@ class TaskLevelSimulator:
         c.cut = at
         c.version += 1
         self._seq += 1
-        heapq.heappush(self._heap, (at, self._seq, _EV_COHORT, c, c.version))
-        self.stats.cohort_cuts += 1
+        heappush(self._heap, (at, self._seq, _EV_COHORT, c, c.version))
+        self._n_cuts += 1
 
     def _cohort_materialise(self, c: _Cohort, t: int) -> None:
         """Turn cohort ``c`` back into task-level state at time ``t`` (what per-task events give)."""
@@ -1384,12 +1540,13 @@ class TaskLevelSimulator:
         x = t - c.origin
         if self.debug:
             self._cohort_log_tasks(c, t)
-        self.R[job] -= size * (self._work(c, x) - c.work0)
+        self.R[job] = self.R[job] - (size * (self._work(c, x) - c.work0))
         c.active = False
         self.cohorts[job].remove(c)
         self._free_gpus(c.gpus)
         if c.whole:
-            n, r = divmod(x, c.period)
+            n = x // c.period
+            r = x - n * c.period
         else:
             n, r = 0, x
         g_count = self.G[job]
@@ -1420,7 +1577,7 @@ class TaskLevelSimulator:
             for w in c.workers:
                 phase[w] = SYNC
             if r == tc:
-                self.bw_left[job] -= size
+                self.bw_left[job] = self.bw_left[job] - size
                 if self.bw_left[job] == 0:
                     self._iteration_compute_done(job, t)
             else:
@@ -1441,7 +1598,7 @@ class TaskLevelSimulator:
             return
         if self.debug:
             self._cohort_log_tasks(c, t)
-        self.R[job] -= c.size * (self._work(c, t - c.origin) - c.work0)
+        self.R[job] = self.R[job] - (c.size * (self._work(c, t - c.origin) - c.work0))
         self.cohorts[job].remove(c)
         c.holding = True
         c.version += 1
@@ -1502,9 +1659,9 @@ class TaskLevelSimulator:
             c.pending = False
             self.phase[job] = [FW_RUN] * self.G[job]
             self._seq += 1
-            heapq.heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
-            self.stats.compute_tasks_started += c.size
-            self.stats.gang_restarts += 1
+            heappush(heap, (c.end, self._seq, _EV_COHORT, c, c.version))
+            self._n_tasks_started += c.size
+            self._n_restarts += 1
             if self._intervals is not None:
                 for g in c.gpus:
                     self._intervals[g].append((t, t + tf, job))
@@ -1519,15 +1676,15 @@ class TaskLevelSimulator:
             self.busy[g] = True
             self.cur_job[g] = job
             self.cur_worker[g] = w
-            self.gpu_version[g] += 1
+            self.gpu_version[g] = self.gpu_version[g] + 1
             self._seq += 1
-            heapq.heappush(heap, (end, self._seq, _EV_TASK, g, self.gpu_version[g]))
+            heappush(heap, (end, self._seq, _EV_TASK, g, self.gpu_version[g]))
 
     def _comm_resume(self, job: int, start: int, end: int) -> None:
         """Re-create, as a running task, the uncontended all-reduce a gang started at ``start``."""
         self.comm_running[job] = None
         for s in self.job_servers[job]:
-            self.comm_count[s] += 1
+            self.comm_count[s] = self.comm_count[s] + 1
             self.comm_on_server[s].add(job)
         self.comm_k[job] = 1
         self.comm_per_byte[job] = self.b_ns + 0 * self.eta_ns  # exactly what _rerate computes for k = 1
@@ -1535,11 +1692,11 @@ class TaskLevelSimulator:
         self.comm_bank_rem[job] = self.message_bytes[job]
         self.comm_end[job] = end
         self.comm_speedup[job] = 1
-        self.comm_version[job] += 1
+        self.comm_version[job] = self.comm_version[job] + 1
         self._seq += 1
         self._comm_entry[job] = end
         self._comm_seq[job] = self._seq
-        heapq.heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
+        heappush(self._heap, (end, self._seq, _EV_COMM, job, self.comm_version[job]))
         for s in self.job_servers[job]:
             self._server_tasks_changed(s, True)
         self._need_comm = True
