@@ -49,7 +49,16 @@ def existing() -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--clean", action="store_true", help="remove the compiled extension and exit")
+    parser.add_argument("--if-stale", action="store_true",
+                        help="do nothing when the compiled build in place matches the source (what setup.sh runs)")
     args = parser.parse_args(argv)
+    if args.if_stale and not args.clean and existing():
+        check = subprocess.run([sys.executable, "-c", "import ddl_gym.sim.tasklevel as t; print(t.BUILD)"],
+                               capture_output=True, text=True,
+                               env={k: v for k, v in os.environ.items() if k != "DDL_GYM_PURE_PYTHON"})
+        if check.stdout.strip() == "native":
+            print("compiled task-level engine is up to date")
+            return 0
     for path in existing():
         path.unlink()
     if args.clean:
