@@ -1,0 +1,41 @@
+"""The (d2) goal table of scripts/bench.py: verdicts come from the figures, at each world's largest size."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+_spec = importlib.util.spec_from_file_location("bench_script", Path(__file__).resolve().parents[1] / "scripts" / "bench.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+
+def _world(name: str, rates: list[float]) -> dict:
+    rows = [{"jobs": 1000 * (i + 1), "gpus": 64, "cpu_seconds": 1.0, "jobs_per_cpu_s": r} for i, r in enumerate(rates)]
+    return {"world": name, "rows": {"p": rows}}
+
+
+def _row(lines: list[str], world: str) -> list[str]:
+    found = [line for line in lines if line.startswith(f"| {world} |")]
+    assert len(found) == 1
+    return [cell.strip() for cell in found[0].strip("|").split("|")]
+
+
+def test_verdicts_read_the_largest_size_against_the_reference_median() -> None:
+    ref = {"min": 9_000.0, "median": 10_000.0, "max": 11_000.0}
+    normalised = bench.NORMALISED_GOAL * ref["median"]
+    lines = bench._format_paper_goal([
+        _world("fast-at-the-end", [1.0, normalised * 1.01]),  # small sizes slow: only the largest counts
+        _world("slow-at-the-end", [50_000.0, normalised * 0.99]),
+        _world("absolute", [21_000.0]),
+    ], ref)
+    fast, slow, absolute = _row(lines, "fast-at-the-end"), _row(lines, "slow-at-the-end"), _row(lines, "absolute")
+    assert fast[2] == "2,000" and fast[5:] == ["below", "meets"]
+    assert slow[5:] == ["below", "below"]
+    assert absolute[5:] == ["meets", "meets"] and absolute[4] == "2.10"
+
+
+def test_without_a_reference_no_verdict_is_given() -> None:
+    lines = bench._format_paper_goal([_world("w", [30_000.0])], "skipped: no reference tree")
+    assert not any(line.startswith("| w |") for line in lines)
+    assert "skipped: no reference tree" in lines[0]
