@@ -685,19 +685,11 @@ class Simulator:
 
     def advance(self) -> bool:
         """Jump to the next event time and process all its events. False if there is none."""
-        # next_event_time(), inlined on this hot path
-        self._drop_stale()
-        heap = self._heap
-        t = heap[0][0] if heap else math.inf
-        if self._next_arrival < self._n:
-            arrival = self._arrival[self._next_arrival]
-            if arrival < t:
-                t = arrival
-        if self._wakeups and self._wakeups[0] < t:
-            t = self._wakeups[0]
+        t = self.next_event_time()
         if t == math.inf:
             return False
         self._integrate(t)
+        heap = self._heap
         while heap and heap[0][0] <= t:
             _, _, job, version = heapq.heappop(heap)
             if version == self._version[job] and self.state[job] == RUNNING:
