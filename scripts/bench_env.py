@@ -454,18 +454,22 @@ def _worker_main(parts: list[str], repeats: int, quick: bool) -> int:
     return 0
 
 
-def _step_loops(name: str, loops: int, quick: bool) -> int:
-    """Build the loop of (a) named ``name``, run it once (warm-up), then ``loops`` more times; steps run."""
+def _step_loop(name: str, quick: bool) -> Callable[[], int]:
+    """The loop of (a) named ``name`` ("policy_like" or "cartpole"); each call returns the steps it ran."""
     import gymnasium as gym
 
     import ddl_gym  # noqa: F401
 
     if name == "cartpole":
-        loop = _cartpole(4_000, 0)
-    else:
-        env = gym.make(ENV_ID)
-        seeds = list(range(2 if quick else 5))
-        loop = _replay(env, seeds, _record_greedy(env, seeds))
+        return _cartpole(4_000, 0)
+    env = gym.make(ENV_ID)
+    seeds = list(range(2 if quick else 5))
+    return _replay(env, seeds, _record_greedy(env, seeds))
+
+
+def _step_loops(name: str, loops: int, quick: bool) -> int:
+    """Run the loop once (warm-up), then ``loops`` more times; steps run after the warm-up."""
+    loop = _step_loop(name, quick)
     loop()
     return sum(loop() for _ in range(loops))
 
@@ -487,7 +491,7 @@ def step_instructions(previous: str | None, quick: bool, loops: int = 3) -> dict
                     *(["--quick"] if quick else [])]
             return callgrind_instructions(args, str(tree) if tree is not None else None, str(tree or REPO_ROOT))
 
-        steps = _step_count(name, loops, quick)
+        steps = loops * _step_loop(name, quick)()  # every loop runs the same steps (replayed or fixed)
         return (count(loops) - count(0)) / steps
 
     out: dict[str, Any] = {"cartpole": per_step(None, "cartpole"), "this": per_step(None, "policy_like")}
@@ -497,19 +501,6 @@ def step_instructions(previous: str | None, quick: bool, loops: int = 3) -> dict
             out["previous"] = per_step(tree, "policy_like")
             out["previous_ref"] = label
     return out
-
-
-def _step_count(name: str, loops: int, quick: bool) -> int:
-    """Steps that ``loops`` loops of ``name`` run (the worker prints it; asked in-process here)."""
-    if name == "cartpole":
-        return 4_000 * loops
-    import gymnasium as gym
-
-    import ddl_gym  # noqa: F401
-
-    env = gym.make(ENV_ID)
-    seeds = list(range(2 if quick else 5))
-    return loops * sum(len(s) for s in _record_greedy(env, seeds))
 
 
 def mcts_instructions(previous: str | None, quick: bool) -> dict[str, Any]:
