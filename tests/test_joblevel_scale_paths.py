@@ -138,9 +138,10 @@ REFERENCE_RULES = {"pack": ref_pack, "spread": ref_spread, "ca": ref_contention_
 
 
 @pytest.mark.parametrize("rule", sorted(REFERENCE_RULES))
-@pytest.mark.parametrize("servers,per_server", [(80, 4), (70, 8)])
-def test_large_cluster_rules_choose_what_the_whole_cluster_scans_chose(rule: str, servers: int, per_server: int) -> None:
-    """Above 64 servers pack/spread/ca read the free-count groups; ls/rand have a one-GPU fast path."""
+@pytest.mark.parametrize("servers,per_server", [(80, 4), (70, 8), (20, 4), (12, 8)])
+def test_rules_choose_what_the_whole_cluster_scans_chose(rule: str, servers: int, per_server: int) -> None:
+    """Above 64 servers pack/spread/ca read the free-count groups, at or below it they sort Python lists;
+    ls/rand have a one-GPU fast path. Each equals the numpy scan of the whole cluster it replaced."""
     cluster = ClusterSpec.homogeneous(servers, per_server, inter_bandwidth=10 * GBPS, intra_bandwidth=800 * GBPS)
     workload = scaled_workload(np.random.default_rng(servers), 300, max_gpus=32, arrival_rate_per_s=servers / 20.0)
     digests = []
