@@ -1,10 +1,14 @@
-"""Digests of complete env *streams* (observations, rewards, flags, info) for the legacy layouts.
+"""Digests of complete env *streams* (observations, rewards, flags, info).
 
 ``tests/golden_cases.py`` pins simulation results; this file pins what an agent sees. The digests in
 ``tests/golden/env_streams.json`` were recorded from the env code before the speed and API work
 (commit 9a99d18) with ``python -m tests.env_stream_cases --write``; ``tests/test_env_streams.py``
 recomputes them. The shipped agents were trained on the legacy layout, so it must stay bit-identical.
 Only info and metric keys that existed at recording time are hashed (new keys may be added).
+
+The portable (default) layout's streams, ``tests/golden/env_streams_portable.json``, were recorded
+with ``--write-portable`` from commit 07f6388, before the env-step speed work of issue 13's last
+stop, so that work is shown to leave every observation bit-identical.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 from tests.golden_cases import _old_default_scenario, _small_scenario
 
 STREAM_FILE = Path(__file__).parent / "golden" / "env_streams.json"
+PORTABLE_STREAM_FILE = Path(__file__).parent / "golden" / "env_streams_portable.json"
 CLUSTER_INFO_KEYS = ("action_mask", "invalid_action", "sim_time", "queue_length", "running_jobs", "finished_jobs",
                      "window_jobs")
 # Summary keys of the first release (the engine has added more since; only these are hashed).
@@ -102,13 +107,48 @@ def cases(legacy: dict[str, Any] | None = None) -> dict[str, Callable[[], str]]:
     }
 
 
+def _mixed_servers_scenario():
+    """Servers of 2, 4 and 8 GPUs (the portable layout's heterogeneous paths), 48 jobs."""
+    from ddl_gym.scenarios import Scenario, SyntheticSource
+    from ddl_gym.sim.model import ClusterSpec
+    from ddl_gym.sim.perf import RARContentionModel
+
+    cluster = ClusterSpec(gpus_per_server=(8, 2, 4, 8, 2, 4), inter_bandwidth=1.25e9, intra_bandwidth=1e11)
+    params = (("arrival_rate_per_s", 48 / 300.0), ("max_gpus", 16), ("num_jobs", 48))
+    return Scenario(name="stream-mixed", cluster=cluster, workload=SyntheticSource("scaled", params),
+                    model=RARContentionModel())
+
+
+def portable_cases() -> dict[str, Callable[[], str]]:
+    """Streams of the portable layout: the default world and small worlds covering its other paths."""
+    c = CLUSTER_INFO_KEYS
+    return {
+        "default/greedy/seed0": lambda: stream_digest(_cluster(lambda: "default"), 0, "greedy", c),
+        "default/random/seed1": lambda: stream_digest(_cluster(lambda: "default"), 1, "random", c),
+        "default10g-padded/random/seed2": lambda: stream_digest(
+            _cluster(_old_default_scenario, window=4, max_window=8), 2, "random", c),
+        "small-sjf-rand/random/seed3": lambda: stream_digest(
+            _cluster(_small_scenario, queue_order="sjf", placements=("pack", "random", "contention_aware")), 3,
+            "random", c),
+        "mixed-servers/random/seed4": lambda: stream_digest(_cluster(_mixed_servers_scenario), 4, "random", c),
+        "mixed-servers-fifo/greedy/seed5": lambda: stream_digest(
+            _cluster(_mixed_servers_scenario, queue_order="fifo", placements=("pack", "spread", "first_fit")), 5,
+            "greedy", c),
+    }
+
+
 def main(argv: list[str]) -> int:
-    if "--write" not in argv:
-        print("usage: python -m tests.env_stream_cases --write   (records digests from the current code)")
+    if "--write" in argv:
+        which, path = cases(), STREAM_FILE
+    elif "--write-portable" in argv:
+        which, path = portable_cases(), PORTABLE_STREAM_FILE
+    else:
+        print("usage: python -m tests.env_stream_cases --write | --write-portable   "
+              "(records digests from the current code)")
         return 2
-    digests = {name: run() for name, run in cases().items()}
-    STREAM_FILE.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {len(digests)} digests to {STREAM_FILE}")
+    digests = {name: run() for name, run in which.items()}
+    path.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {len(digests)} digests to {path}")
     return 0
 
 

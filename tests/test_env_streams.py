@@ -1,4 +1,4 @@
-"""The legacy observation layouts stay bit-identical: every recorded env stream reproduces its digest."""
+"""Env streams stay bit-identical: every recorded stream (legacy and portable layouts) reproduces its digest."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import json
 
 import pytest
 
-from tests.env_stream_cases import STREAM_FILE, cases
+from tests.env_stream_cases import PORTABLE_STREAM_FILE, STREAM_FILE, cases, portable_cases
 
 _RECORDED = json.loads(STREAM_FILE.read_text())
 _CASES = cases(legacy={"observation": "legacy"})  # recorded before the option existed
+_RECORDED_PORTABLE = json.loads(PORTABLE_STREAM_FILE.read_text())
+_PORTABLE_CASES = portable_cases()
 
 
 def test_every_stream_case_has_a_recorded_digest() -> None:
@@ -19,6 +21,15 @@ def test_every_stream_case_has_a_recorded_digest() -> None:
 @pytest.mark.parametrize("name", sorted(_CASES))
 def test_legacy_stream_digest(name: str) -> None:
     assert _CASES[name]() == _RECORDED[name], f"{name}: what the agent sees changed"
+
+
+def test_every_portable_stream_case_has_a_recorded_digest() -> None:
+    assert sorted(_PORTABLE_CASES) == sorted(_RECORDED_PORTABLE)
+
+
+@pytest.mark.parametrize("name", sorted(_PORTABLE_CASES))
+def test_portable_stream_digest(name: str) -> None:
+    assert _PORTABLE_CASES[name]() == _RECORDED_PORTABLE[name], f"{name}: what the agent sees changed"
 
 
 # The shipped agents (legacy layout) on the first release's default world: actions and schedule
