@@ -49,12 +49,14 @@ SMALL_CLUSTER_SERVERS = 64
 def _best_fit_server(sim: Simulator, need: int) -> int:
     """The server with the fewest free GPUs that still has ``need`` (lowest index on ties), else -1."""
     free = sim.free_per_server
-    if free.size <= SMALL_CLUSTER_SERVERS:  # small clusters: a Python scan beats keeping the groups
-        best, best_free = -1, 1 << 30
-        for server, n_free in enumerate(free.tolist()):
-            if need <= n_free < best_free:
-                best, best_free = server, n_free
-        return best
+    if free.size <= SMALL_CLUSTER_SERVERS:  # small clusters: list scans beat keeping the groups
+        # The smallest free count >= need that occurs, then its first server: C-level ``in``/``index``
+        # scans, one per count tried (at most a server's size), instead of a Python loop over servers.
+        free_list = free.tolist()
+        for count in range(need, max(free_list) + 1):
+            if count in free_list:
+                return free_list.index(count)
+        return -1
     by_free = sim.servers_by_free()
     for count in range(need, len(by_free)):
         if by_free[count]:

@@ -43,16 +43,21 @@ OBSERVATIONS = ("portable", "legacy")
 _PACKERS: dict[int, struct.Struct] = {}
 
 
-def _to_float32(values: list[float]) -> np.ndarray:
-    """A fresh float32 array of ``values``: ``struct`` packs them faster than numpy converts a list
-    (both round each float64 to the nearest float32)."""
-    n = len(values)
+def _to_float32(head: list[float], tail: tuple[float, ...], size: int) -> np.ndarray:
+    """A fresh float32 array of ``size`` values: ``head`` first, ``tail`` last, zeros between (the empty
+    window rows). ``struct`` packs floats faster than numpy converts a list (both round each float64
+    to the nearest float32), and the zeros come free with the fresh buffer instead of being packed."""
+    data = bytearray(4 * size)
+    _packer(len(head)).pack_into(data, 0, *head)
+    _packer(len(tail)).pack_into(data, 4 * (size - len(tail)), *tail)
+    return np.frombuffer(data, dtype=np.float32)
+
+
+def _packer(n: int) -> struct.Struct:
     packer = _PACKERS.get(n)
     if packer is None:
         packer = _PACKERS[n] = struct.Struct(f"{n}f")
-    data = bytearray(4 * n)
-    packer.pack_into(data, 0, *values)
-    return np.frombuffer(data, dtype=np.float32)
+    return packer
 
 # Legacy layout (v0 as first released; the shipped agents were trained on it).
 SERVER_FEATURES = ("free_fraction", "split_jobs", "size")
@@ -315,6 +320,7 @@ class DDLClusterEnv(SimulatorEnv):
                 "job_features": JOB_FEATURES, "global_features": GLOBAL_FEATURES, "placements": self.placement_names,
             }
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
+        self._observation_size = n_obs
         self.action_space = DiscreteActions(1 + self.max_window * P)
         self._n_actions = 1 + self.max_window * P
         self._window: list[int] = []
@@ -480,7 +486,6 @@ class DDLClusterEnv(SimulatorEnv):
             inv = 1.0 / sim.server_gpus.astype(np.float64)
             self._inv_server_gpus = inv.tolist()
             self._server_size_features = (sim.server_gpus.astype(np.float64) / self._max_server).tolist()
-            self._zero_rows = [[0.0] * (len(JOB_FEATURES) * (self.window - k)) for k in range(self.window + 1)]
             g_feature = np.log2(1.0 + w.gpus) / math.log2(1.0 + cluster.num_gpus)
             # Per job: (present, gpus, est_runtime) and comm_intensity, as float32-exact float64 values of
             # the first release's float32 static table.
@@ -514,8 +519,6 @@ class DDLClusterEnv(SimulatorEnv):
                 comm,
             ], axis=1).astype(np.float32).astype(np.float64) if w.num_jobs else np.zeros((0, 6))
             self._portable_static = [tuple(row) for row in static.tolist()]
-            self._zero_rows = [[0.0] * (len(PORTABLE_JOB_FEATURES) * (self.max_window - k))
-                               for k in range(self.max_window + 1)]
             self._scale_features = (min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
                                     min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX))
 
@@ -605,11 +608,10 @@ class DDLClusterEnv(SimulatorEnv):
                 g = gpus[job]
                 block += (present, g_feature, runtime, min(1.0, log1p(now - arrival[job]) * _INV_LOG_WAIT), comm,
                           1.0 if g <= num_free else 0.0, 1.0 if g <= most_free else 0.0)
-        block += self._zero_rows[len(window)]
         n_jobs = self._num_jobs or 1
         queued = len(sim.queue)
         contended = sim.contended_jobs  # running jobs with p_j > 0 (the spread ones)
-        block += (
+        tail = (
             min(1.0, math.log1p(queued) * _INV_LOG_QUEUE),
             min(1.0, math.log1p(max(0, queued - self.window)) * _INV_LOG_QUEUE),
             math.log1p(len(sim.running)) * self._inv_log_gpus,
@@ -619,7 +621,7 @@ class DDLClusterEnv(SimulatorEnv):
             min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
             min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
-        return _to_float32(block)
+        return _to_float32(block, tail, self._observation_size)
 
     def _observe_portable(self) -> np.ndarray:
         sim = self.sim
@@ -627,9 +629,7 @@ class DDLClusterEnv(SimulatorEnv):
         free = sim.free_per_server.tolist()
         M = self._max_server_int
         # at_least[g] = servers with >= g free GPUs (g = 0 .. M + 1), from a count per free level.
-        count = [0] * (M + 1)
-        for f in free:
-            count[f] += 1
+        count = [free.count(g) for g in range(M + 1)]  # C-level scans: M + 1 of them beat a loop over servers
         at_least = self._at_least
         acc = 0
         for g in self._levels_down:
@@ -669,7 +669,6 @@ class DDLClusterEnv(SimulatorEnv):
                 waited = log1p(now - arrival[job]) * _INV_LOG_WAIT
                 block.append(waited if waited < 1.0 else 1.0)
                 block += tail
-        block += self._zero_rows[len(window)]
         queued = len(sim.queue)
         log1p = math.log1p
         q = log1p(queued) * _INV_LOG_QUEUE
@@ -680,7 +679,7 @@ class DDLClusterEnv(SimulatorEnv):
         contended = sim.contended_jobs
         c = sim.contention_sum / contended / self._max_server if contended else 0.0
         inv_jobs = self._inv_jobs
-        block += (
+        tail = (
             q if q < 1.0 else 1.0,
             o if o < 1.0 else 1.0,
             d if d < 1.0 else 1.0,
@@ -691,7 +690,7 @@ class DDLClusterEnv(SimulatorEnv):
             t if t < 1.0 else 1.0,
             c if c < 1.0 else 1.0,
         )
-        return _to_float32(block)
+        return _to_float32(block, tail, self._observation_size)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim
