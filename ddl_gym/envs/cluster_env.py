@@ -41,16 +41,17 @@ _FREE_LEVELS = (1, 2, 4, 8)  # "servers with at least g free GPUs", g in GPUs (n
 OBSERVATIONS = ("portable", "legacy")
 
 _PACKERS: dict[int, struct.Struct] = {}
+_FLOAT32 = np.dtype(np.float32)
 
 
 def _to_float32(head: list[float], tail: tuple[float, ...], size: int) -> np.ndarray:
     """A fresh float32 array of ``size`` values: ``head`` first, ``tail`` last, zeros between (the empty
-    window rows). ``struct`` packs floats faster than numpy converts a list (both round each float64
-    to the nearest float32), and the zeros come free with the fresh buffer instead of being packed."""
-    data = bytearray(4 * size)
-    _packer(len(head)).pack_into(data, 0, *head)
-    _packer(len(tail)).pack_into(data, 4 * (size - len(tail)), *tail)
-    return np.frombuffer(data, dtype=np.float32)
+    window rows). ``struct`` packs floats straight into the array's buffer, faster than numpy converts
+    a list (both round each float64 to the nearest float32), and the zeros are not packed at all."""
+    out = np.zeros(size, dtype=_FLOAT32)
+    _packer(len(head)).pack_into(out, 0, *head)
+    _packer(len(tail)).pack_into(out, 4 * (size - len(tail)), *tail)
+    return out
 
 
 def _packer(n: int) -> struct.Struct:
@@ -504,6 +505,7 @@ class DDLClusterEnv(SimulatorEnv):
             self._inv_jobs = 1.0 / w.num_jobs if w.num_jobs else 0.0
             self._at_least = [0] * (max_server + 2)  # scratch list, rewritten by every observation
             self._levels_down = range(max_server, -1, -1)
+            self._levels_up = range(max_server + 1)
             self._free_levels = tuple(g for g in _FREE_LEVELS if g <= max_server)
             self._free_levels_pad = (0.0,) * (len(_FREE_LEVELS) - len(self._free_levels))
             self._inv_servers = 1.0 / cluster.num_servers
@@ -541,10 +543,9 @@ class DDLClusterEnv(SimulatorEnv):
                 if self._rank is None:
                     window = sim.queue[: self.window]
                 else:
-                    by_rank = self._job_by_rank
-                    window = [by_rank[r] for r in self._ranked[: self.window]]
+                    window = list(map(self._job_by_rank.__getitem__, self._ranked[: self.window]))
                 self._window = window
-                self._window_min_gpus = min([gpus[j] for j in window]) if window else 1 << 62
+                self._window_min_gpus = min(map(gpus.__getitem__, window)) if window else 1 << 62
                 self._window_stale = False
             if sim.done:
                 self._mask_key = 1
@@ -629,7 +630,7 @@ class DDLClusterEnv(SimulatorEnv):
         free = sim.free_per_server.tolist()
         M = self._max_server_int
         # at_least[g] = servers with >= g free GPUs (g = 0 .. M + 1), from a count per free level.
-        count = [free.count(g) for g in range(M + 1)]  # C-level scans: M + 1 of them beat a loop over servers
+        count = list(map(free.count, self._levels_up))  # C-level scans: M + 1 of them beat a loop over servers
         at_least = self._at_least
         acc = 0
         for g in self._levels_down:

@@ -175,6 +175,7 @@ class Simulator:
         self.start_time = filled_column("d", math.nan, n)
         self.finish_time = filled_column("d", math.nan, n)
         self._ideal_tau = filled_column("d", math.nan, n)
+        self._nominal_tau = filled_column("d", math.nan, n)  # nominal_iteration_time, filled on first use
 
         self._heap: list[tuple[float, int, int, int]] = []  # (time, seq, job, version)
         self._wakeups: list[float] = []
@@ -228,9 +229,11 @@ class Simulator:
         self._drop_stale()
         t = self._heap[0][0] if self._heap else math.inf
         if self._next_arrival < self._n:
-            t = min(t, self._arrival[self._next_arrival])
-        if self._wakeups:
-            t = min(t, self._wakeups[0])
+            arrival = self._arrival[self._next_arrival]
+            if arrival < t:  # a comparison, not a call of min(): this runs at every event
+                t = arrival
+        if self._wakeups and self._wakeups[0] < t:
+            t = self._wakeups[0]
         return t
 
     def free_gpu_ids(self, server: int | None = None) -> np.ndarray:
@@ -280,11 +283,17 @@ class Simulator:
 
         Contention-free rate models supply their own estimate (e.g. A-SRPT's ``α̃_min``).
         """
+        tau = self._nominal_tau[job]
+        if tau == tau:  # computed before: a pure function of the job (every start asks again)
+            return tau
         if self._contention_free:
-            return self.bound.nominal_iteration_time(job)
-        g = self._gpus[job]
-        n_servers = -(-g // self._max_server_gpus)
-        return self.bound.iteration_time(job, n_servers, 1 if n_servers > 1 else 0)
+            tau = self.bound.nominal_iteration_time(job)
+        else:
+            g = self._gpus[job]
+            n_servers = -(-g // self._max_server_gpus)
+            tau = self.bound.iteration_time(job, n_servers, 1 if n_servers > 1 else 0)
+        self._nominal_tau[job] = tau
+        return tau
 
     def estimate_iteration_time(self, job: int, placement: np.ndarray | list[int] | Allocation) -> float:
         """τ that ``job`` would have right now on ``placement`` (others' slowdown not included)."""
@@ -1003,7 +1012,8 @@ class Simulator:
 # ---------------------------------------------------------------------------- Simulator.fork plans
 #: Attributes every fork shares: immutable, or read-only after construction.
 _FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
-                          "server_gpus", "_arrival", "_gpus", "_iterations", "_weight"})
+                          "server_gpus", "_arrival", "_gpus", "_iterations", "_weight",
+                          "_nominal_tau"})  # a cache of pure functions of the job: every fork may fill it
 #: Per attribute layout (the tuple of attribute names): the (name, copier) pairs of the mutable ones.
 _FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
 
