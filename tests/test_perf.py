@@ -90,3 +90,28 @@ def test_bad_parameters_raise_config_errors():
         RARContentionModel(degradation="cubic")
     with pytest.raises(ConfigError, match="unknown performance model"):
         make_performance_model("no-such-model")
+
+
+@pytest.mark.parametrize("model", [RAR, RARContentionModel(xi1=0.6, xi2=2e-3, alpha=0.3, degradation="power"),
+                                   RARContentionModel()])
+def test_vectorised_rar_times_equal_the_scalar_ones_bit_for_bit(model):
+    rng = np.random.default_rng(7)
+    gpus = rng.integers(1, 33, 200).tolist()
+    cluster, wl = make_cluster(16, 8), make_workload(gpus, rng.integers(10, 1000, 200).tolist())
+    bound = model.bind(cluster, wl)
+    jobs = rng.integers(0, 200, 500)
+    n_servers = rng.integers(1, 6, 500)
+    contention = np.where(n_servers > 1, rng.integers(0, 9, 500), 0)
+    scalar = [bound.iteration_time(int(j), int(s), int(p)) for j, s, p in zip(jobs, n_servers, contention)]
+    assert bound.iteration_times(jobs, n_servers, contention).tolist() == scalar
+
+
+def test_simulator_nominal_times_vectorised_equal_the_per_job_ones():
+    from ddl_gym.sim.engine import Simulator
+
+    rng = np.random.default_rng(3)
+    cluster, wl = make_cluster(8, 4), make_workload(rng.integers(1, 17, 60).tolist(), rng.integers(10, 500, 60).tolist())
+    all_at_once = Simulator(cluster, wl, RAR).nominal_iteration_times()
+    one_by_one = Simulator(cluster, wl, RAR)
+    assert all_at_once.tolist() == [one_by_one.nominal_iteration_time(j) for j in range(60)]
+    assert one_by_one.nominal_iteration_times().tolist() == all_at_once.tolist()  # from the filled cache

@@ -147,8 +147,11 @@ class Simulator:
         # rules on large clusters; built on first use (servers_by_free) and kept up to date from then on.
         self._by_free: list[list[int]] | None = None
         self.split_count = np.zeros(cluster.num_servers, dtype=np.int64)
-        # Estimated GPU-seconds assigned to each GPU so far (list-scheduling load, LS / LWF rules).
-        self.gpu_assigned_work = np.zeros(cluster.num_gpus, dtype=np.float64)
+        # Estimated GPU-seconds assigned to each GPU so far (list-scheduling load, LS / LWF rules), read
+        # through ``gpu_assigned_work``: starts only queue their additions, applied in order on the next
+        # read (or every _WORK_BATCH starts), as most policies never read it.
+        self._assigned_work = np.zeros(cluster.num_gpus, dtype=np.float64)
+        self._pending_work: list[tuple[int | list[int], float]] = []  # (GPU id or ids, GPU-seconds added to each)
         self._split_jobs: list[set[int]] = [set() for _ in range(cluster.num_servers)]
         self._split_list: list[int] = [0] * cluster.num_servers  # python mirror of split_count (fast scalar reads)
 
@@ -293,6 +296,22 @@ class Simulator:
             n_servers = -(-g // self._max_server_gpus)
             tau = self.bound.iteration_time(job, n_servers, 1 if n_servers > 1 else 0)
         self._nominal_tau[job] = tau
+        return tau
+
+    def nominal_iteration_times(self) -> np.ndarray:
+        """:meth:`nominal_iteration_time` of every job (float64 array, the same values), vectorised
+        where the rate model is (every env reset ranks all jobs by it)."""
+        n = self._n
+        cached = np.frombuffer(self._nominal_tau, dtype=np.float64) if n else np.zeros(0)
+        if n and not np.isnan(cached).any():
+            return cached.copy()
+        if self._contention_free or not getattr(self.bound, "vectorised_iteration_times", False):
+            return np.array([self.nominal_iteration_time(j) for j in range(n)], dtype=np.float64)
+        gpus = np.asarray(self._gpus, dtype=np.int64)
+        n_servers = -(-gpus // self._max_server_gpus)
+        tau = np.asarray(self.bound.iteration_times(np.arange(n), n_servers, (n_servers > 1).astype(np.int64)),
+                         dtype=np.float64)
+        self._nominal_tau[:] = float_column(tau)
         return tau
 
     def estimate_iteration_time(self, job: int, placement: np.ndarray | list[int] | Allocation) -> float:
@@ -458,24 +477,18 @@ class Simulator:
             server_ids.remove(gpu)
             if self._by_free is not None:
                 self._rebucket(servers[0], len(server_ids) + 1, len(server_ids))
-            self.gpu_assigned_work[gpu] += self._iterations[job] * self.nominal_iteration_time(job)
+            self._queue_work(gpu, self._iterations[job] * self.nominal_iteration_time(job))
             log.append(gpu)
         elif g:
             free = self.free_per_server
             for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
                 free[server] -= count
             self.gpu_owner[ids] = job
-            free_ids, gpu_server, work = self._free_ids, self._gpu_server_list, self.gpu_assigned_work
-            added = self._iterations[job] * self.nominal_iteration_time(job)
+            free_ids, gpu_server = self._free_ids, self._gpu_server_list
             id_list = ids.tolist()
-            if g >= 8:  # one fancy-indexed add (ids are distinct) beats scalar numpy writes from about 8 GPUs
-                work[ids] += added
-                for gpu in id_list:
-                    free_ids[gpu_server[gpu]].remove(gpu)
-            else:
-                for gpu in id_list:
-                    free_ids[gpu_server[gpu]].remove(gpu)
-                    work[gpu] += added
+            for gpu in id_list:
+                free_ids[gpu_server[gpu]].remove(gpu)
+            self._queue_work(id_list, self._iterations[job] * self.nominal_iteration_time(job))
             log.extend(id_list)
             if self._by_free is not None:
                 for server, count in zip(servers, counts):
@@ -491,6 +504,38 @@ class Simulator:
         self.servers[job] = servers
         self._span[job] = len(servers)
         self._held[job] = ids
+
+    @property
+    def gpu_assigned_work(self) -> np.ndarray:
+        """Estimated GPU-seconds assigned to each GPU so far (``F_j·τ̂_j`` per GPU of every start);
+        the engine's own array: read it, never mutate it."""
+        if self._pending_work:
+            self._apply_work()
+        return self._assigned_work
+
+    def _queue_work(self, gpus: int | list[int], added: float) -> None:
+        self._pending_work.append((gpus, added))
+        if len(self._pending_work) >= _WORK_BATCH:
+            self._apply_work()
+
+    def _apply_work(self) -> None:
+        """Add the queued work, in start order: per GPU the same float64 additions as adding at each start."""
+        pending, work = self._pending_work, self._assigned_work
+        if len(pending) == 1:
+            gpus, added = pending[0]
+            work[gpus] += added  # one GPU, or distinct ids (a fancy-indexed add is then exact)
+        else:
+            index: list[int] = []
+            values: list[float] = []
+            for gpus, added in pending:
+                if type(gpus) is int:
+                    index.append(gpus)
+                    values.append(added)
+                else:
+                    index += gpus
+                    values += [added] * len(gpus)
+            np.add.at(work, np.array(index, dtype=np.int64), np.array(values, dtype=np.float64))  # in order
+        pending.clear()
 
     def _rate_new_placement(self, job: int, servers: tuple[int, ...]) -> None:
         """Set ``job``'s rate after it took a placement (and re-rate contended neighbours)."""
@@ -1008,6 +1053,9 @@ class Simulator:
             target[key] = copier(source[key])
         return twin
 
+
+#: Starts whose GPU work additions are queued before they are applied (when nobody reads them).
+_WORK_BATCH = 1024
 
 # ---------------------------------------------------------------------------- Simulator.fork plans
 #: Attributes every fork shares: immutable, or read-only after construction.

@@ -16,8 +16,7 @@ ORDERS = ("fifo", "sjf", "srsf")
 
 def nominal_runtimes(sim: Simulator) -> np.ndarray:
     """``F_j · τ̂_j``: each job's run time alone on its most consolidated placement (seconds)."""
-    tau = np.array([sim.nominal_iteration_time(j) for j in range(sim.workload.num_jobs)])
-    return sim.workload.iterations * tau
+    return sim.workload.iterations * sim.nominal_iteration_times()
 
 
 def priority_key(sim: Simulator, order: str, runtime: np.ndarray | None = None) -> np.ndarray | None:
