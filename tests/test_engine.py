@@ -182,3 +182,18 @@ def test_invariants_hold_and_work_conserving_policies_drain(data, order, placeme
     summary = result.summary()
     assert 0 < summary["gpu_alloc_util"] <= 1 + 1e-9
     assert math.isclose(summary["total_jct_s"], sim.jobs_area, rel_tol=1e-9)
+
+
+def test_placements_on_one_server_are_validated_on_the_fast_path_too():
+    # Taking a server's lowest free GPUs is validated by one list comparison; anything else takes the
+    # full checks, so busy, repeated and out-of-range ids are still refused.
+    sim = Simulator(make_cluster(2, 4), make_workload([1, 2, 2, 2, 2], [10] * 5))
+    sim.start(0, [0])
+    for bad in ([0, 1], [1, 1], [3, 9], [-1, 1]):
+        with pytest.raises(SimulationError):
+            sim.start(1, bad)
+    sim.start(1, [1, 2])  # the lowest free GPUs of server 0
+    assert sim.free_gpu_list(0) == [3] and sim.placement[1].tolist() == [1, 2]
+    sim.start(2, [5, 4])  # one server, not in ascending order: the general path
+    assert sim.free_gpu_list(1) == [6, 7] and sim.placement[2].tolist() == [5, 4]
+    sim.check_invariants()

@@ -394,6 +394,13 @@ class Simulator:
             return ids, (gpu_server[gpu],), (1,)
         if not id_list:
             raise SimulationError(f"job {job}: an empty GPU placement needs an Allocation with its other resources")
+        first = id_list[0]
+        if 0 <= first < owner.size:
+            server = gpu_server[first]
+            if self._free_ids[server][: len(id_list)] == id_list:
+                # The lowest free GPUs of one server (what best-fit rules take): free and distinct by
+                # construction of the ascending free-id list, so one list comparison validates them all.
+                return ids, (server,), (len(id_list),)
         if min(id_list) < 0 or max(id_list) >= owner.size:
             raise SimulationError(f"job {job}: GPU index out of range in {id_list}")
         free_ids = self._free_ids  # membership in the short per-server lists beats numpy fancy indexing
@@ -486,8 +493,12 @@ class Simulator:
             self.gpu_owner[ids] = job
             free_ids, gpu_server = self._free_ids, self._gpu_server_list
             id_list = ids.tolist()
-            for gpu in id_list:
-                free_ids[gpu_server[gpu]].remove(gpu)
+            server_ids = free_ids[servers[0]]
+            if len(servers) == 1 and server_ids[:g] == id_list:  # a server's lowest free GPUs: one slice
+                del server_ids[:g]
+            else:
+                for gpu in id_list:
+                    free_ids[gpu_server[gpu]].remove(gpu)
             self._queue_work(id_list, self._iterations[job] * self.nominal_iteration_time(job))
             log.extend(id_list)
             if self._by_free is not None:
@@ -861,12 +872,18 @@ class Simulator:
             self._bank_busy(job)
             neighbours_of = self._release(job)
         else:  # rigid gang under a contention model: the hot path, kept free of extra work
-            if ids.size == 1:
-                self.gpu_owner[int(ids[0])] = -1
+            id_list = ids.tolist()
+            if len(id_list) == 1:
+                self.gpu_owner[id_list[0]] = -1
             else:
                 self.gpu_owner[ids] = -1
             self._held[job] = None
-            self._return_free_ids(ids)
+            if len(servers) == 1:  # back into one ascending list: a C-level merge, not an insort per GPU
+                server_ids = self._free_ids[servers[0]]
+                server_ids += id_list
+                server_ids.sort()
+            else:
+                self._return_free_ids(ids)
             free = self.free_per_server
             for server, count in zip(servers, self._server_counts[job]):
                 free[server] += count
@@ -875,7 +892,7 @@ class Simulator:
                 for server, count in zip(servers, self._server_counts[job]):
                     now_free = len(free_ids[server])
                     self._rebucket(server, now_free - count, now_free)
-            self.num_free += int(ids.size)
+            self.num_free += len(id_list)
             if self._alloc:
                 self._alloc.pop(job, None)
             del self.running[job]
