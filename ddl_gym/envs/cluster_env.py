@@ -520,7 +520,7 @@ class DDLClusterEnv(SimulatorEnv):
                 est_runtime,
                 comm,
             ], axis=1).astype(np.float32).astype(np.float64) if w.num_jobs else np.zeros((0, 6))
-            self._portable_static = [tuple(row) for row in static.tolist()]
+            self._portable_static = list(map(tuple, static.tolist()))
             self._scale_features = (min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
                                     min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX))
 
