@@ -1,0 +1,103 @@
+"""SJF-BCO at bench scale: exact plans and executed schedules on 1,024 GPUs and in the re-planning world.
+
+The 42 cases of :mod:`tests.sjf_bco_digest_cases` run on at most 20 servers. These cases cover what
+the (d2) bench measures: the offline world grown to 1,024 GPUs (about 70 servers of {4,8,16,32} GPUs,
+every job at t=0), where the job-level engine re-rates many split jobs at every start and end, and
+the 64-GPU re-planning world (Poisson arrivals, load 0.9), where every plan starts from a cluster with
+running jobs. A classic spreading policy on the same 1,024 GPUs covers the engine's contention path
+with no plan in between. Recorded before the SJF-BCO speed-up of issue 13.
+
+``python -m tests.sjf_bco_scale_cases --write`` records ``tests/golden/sjf_bco_scale_digests.json``
+(only when a behaviour change is intended); ``tests/test_sjf_bco_scale_digests.py`` compares.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DIGEST_FILE = Path(__file__).parent / "golden" / "sjf_bco_scale_digests.json"
+GBPS = 1e9 / 8
+
+
+def offline_world(jobs: int, gpus: int = 1024, seed: int = 0) -> tuple[Any, Any, Any]:
+    """The (d2) offline world (``scripts/bench.py``'s ``sjf_bco_offline_case``): §7.1 servers up to ``gpus``."""
+    from ddl_gym.baselines.sjf_bco import (INTER_GBPS, INTRA_GBPS, PAPER_SERVER_GPU_CHOICES, SJF_BCO_MODELS,
+                                           SJF_BCO_PERF_MODEL)
+    from ddl_gym.sim.model import ClusterSpec
+    from ddl_gym.workloads.synthetic import PAPER_GPU_MIX, sjf_bco_workload
+
+    rng = np.random.default_rng(seed)
+    counts: list[int] = []
+    while sum(counts) < gpus:
+        counts.append(int(rng.choice(PAPER_SERVER_GPU_CHOICES)))
+    counts[-1] -= sum(counts) - gpus
+    cluster = ClusterSpec(tuple(counts), intra_bandwidth=INTRA_GBPS * GBPS, inter_bandwidth=INTER_GBPS * GBPS)
+    total = sum(PAPER_GPU_MIX.values())
+    mix = {g: max(1, round(c * jobs / total)) for g, c in PAPER_GPU_MIX.items()}
+    mix[1] += jobs - sum(mix.values())
+    return cluster, sjf_bco_workload(rng, gpu_mix=mix, models=SJF_BCO_MODELS), SJF_BCO_PERF_MODEL
+
+
+def online_world(jobs: int, seed: int = 0) -> tuple[Any, Any, Any]:
+    """16 servers of 4 GPUs, 10 Gb/s NICs, RAR model, the paper mix at load 0.9 (the (d2) re-planning world)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_script", Path(__file__).resolve().parents[1] / "scripts" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    return bench.synthetic_case(64, jobs, load=0.9, seed=seed)
+
+
+@dataclass(frozen=True)
+class ScaleCase:
+    name: str
+    world: str  # "offline" (1,024 GPUs, all at t=0) or "online" (64 GPUs, Poisson arrivals)
+    policy: str  # an SJF-BCO kind, or a classic policy name for make_policy
+    jobs: int
+    seed: int = 0
+
+    def run(self) -> str:
+        from ddl_gym.baselines import make_policy
+        from ddl_gym.baselines.sjf_bco import SJFBCOPolicy
+        from ddl_gym.sim.engine import Simulator, run_policy
+        from tests.golden_cases import result_digest
+        from tests.sjf_bco_digest_cases import plan_digest
+
+        case = offline_world(self.jobs, seed=self.seed) if self.world == "offline" else online_world(self.jobs, self.seed)
+        if self.policy in ("sjf-bco", "ff", "ls", "rand"):
+            policy = SJFBCOPolicy(self.policy)
+            result = run_policy(Simulator(*case), policy, np.random.default_rng(self.seed))
+            return plan_digest(policy, result)
+        result = run_policy(Simulator(*case), make_policy(self.policy), np.random.default_rng(self.seed))
+        return result_digest(result)
+
+
+def cases() -> list[ScaleCase]:
+    return [
+        ScaleCase("offline/sjf-bco/1500", "offline", "sjf-bco", 1500),
+        ScaleCase("offline/ff/1500", "offline", "ff", 1500, seed=1),
+        ScaleCase("offline/ls/800", "offline", "ls", 800, seed=2),
+        ScaleCase("offline/fifo+spread/3000", "offline", "fifo+spread", 3000),
+        ScaleCase("online/sjf-bco/150", "online", "sjf-bco", 150),
+        ScaleCase("online/ff/120", "online", "ff", 120, seed=1),
+    ]
+
+
+def main(argv: list[str]) -> int:
+    if "--write" not in argv:
+        print("usage: python -m tests.sjf_bco_scale_cases --write   (records digests from the current code)")
+        return 2
+    digests = {case.name: case.run() for case in cases()}
+    DIGEST_FILE.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {len(digests)} digests to {DIGEST_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
