@@ -61,6 +61,7 @@ _STATE_NAMES = ("pending (not arrived)", "queued", "running", "done", "rejected"
 #: Capabilities a policy may declare (``policy.capabilities``) to use the matching engine actions.
 CAPABILITIES: frozenset[str] = frozenset({"reject", "preempt", "resize"})
 _TOLERANCE = 1e-9  # slack on non-GPU capacity checks (float amounts)
+_HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live ones (Simulator._set_rate)
 
 
 class SimulationError(RuntimeError):
@@ -177,6 +178,9 @@ class Simulator:
         self._ideal_tau = filled_column("d", math.nan, n)
 
         self._heap: list[tuple[float, int, int, int]] = []  # (time, seq, job, version)
+        # Every re-rate pushes a new completion and leaves the old one stale. Past this length the
+        # heap is compacted to its live entries (see _set_rate), so pops stay O(log running jobs).
+        self._heap_limit = _HEAP_SLACK
         self._wakeups: list[float] = []
         self._seq = 0
         self._next_arrival = 0
@@ -747,43 +751,51 @@ class Simulator:
     # Re-rating only the neighbours whose p can change. Rigid gangs keep the invariant "every running
     # split job's p is the max split count over its servers" (each change of a count re-rates every
     # split job on that server). So when the counts of ``servers`` have just risen by one (a split
-    # job started there), a neighbour's p changes iff one of those servers now exceeds it; when they
-    # have just fallen by one (one ended), iff it equalled the old count of one of them. The others
-    # would be re-rated to the p they have, a no-op, so the set, its order and every rate (and heap
-    # sequence number) are those of re-rating all neighbours. Jobs with non-GPU holdings break the
-    # invariant (their p also counts servers where they hold no GPU) and take the full re-rate.
-    def _raised_neighbours(self, servers: tuple[int, ...]) -> set[int]:
+    # job started there), a neighbour's p changes iff one of those servers now exceeds it, and its new
+    # p is the largest such count (the others' counts did not move); when they have just fallen by one
+    # (one ended), iff it equalled the old count of one of them. The others would be re-rated to the p
+    # they have, a no-op, so the set, its order and every rate (and heap sequence number) are those of
+    # re-rating all neighbours. Jobs with non-GPU holdings break the invariant (their p also counts
+    # servers where they hold no GPU) and take the full re-rate.
+    def _raised_neighbours(self, servers: tuple[int, ...]) -> dict[int, int]:
+        """Split jobs on ``servers`` whose p rises, with their new p (the job just started included)."""
         contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
-        changed: set[int] = set()
+        changed: dict[int, int] = {}
         for s in servers:
             c = count[s]
             for i in split_jobs[s]:
-                if contention[i] < c:  # also the job just started (p = 0, τ = inf)
-                    changed.add(i)
+                if contention[i] < c and changed.get(i, 0) < c:  # also the job just started (p = 0, τ = inf)
+                    changed[i] = c
         return changed
 
-    def _lowered_neighbours(self, servers: tuple[int, ...]) -> set[int]:
-        contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
-        changed: set[int] = set()
+    def _lowered_neighbours(self, servers: tuple[int, ...]) -> dict[int, int]:
+        """Split jobs on ``servers`` whose p may fall, with their p recomputed over all their servers."""
+        contention, split_jobs, count, job_servers = self.contention, self._split_jobs, self._split_list, self.servers
+        changed: dict[int, int] = {}
         for s in servers:
             c = count[s] + 1  # before the job left
             for i in split_jobs[s]:
-                if contention[i] == c:
-                    changed.add(i)
+                if contention[i] == c and i not in changed:
+                    changed[i] = max(map(count.__getitem__, job_servers[i]))
         return changed
 
     def _rerate(self, jobs: set[int]) -> None:
-        count_of = self._split_list.__getitem__
-        for i in sorted(jobs):  # sorted: deterministic heap sequence numbers
-            servers = self.servers[i]
-            p = max(map(count_of, servers))
-            if p != self.contention[i] or self.tau[i] == math.inf:
-                old = self.contention[i]
+        """Re-rate ``jobs`` at p = the largest split count over their servers."""
+        count_of, job_servers = self._split_list.__getitem__, self.servers
+        self._rerate_to({i: max(map(count_of, job_servers[i])) for i in jobs})
+
+    def _rerate_to(self, new_p: dict[int, int]) -> None:
+        """Give each job of ``new_p`` its p there, and a new rate where p changed (or it has none yet)."""
+        contention, tau, iteration_time, job_servers = self.contention, self.tau, self.bound.iteration_time, self.servers
+        for i in sorted(new_p):  # sorted: deterministic heap sequence numbers
+            p = new_p[i]
+            old = contention[i]
+            if p != old or tau[i] == math.inf:
                 if not old:
                     self.contended_jobs += 1
                 self.contention_sum += p - old
-                self.contention[i] = p
-                self._set_rate(i, self.bound.iteration_time(i, len(servers), p))
+                contention[i] = p
+                self._set_rate(i, iteration_time(i, len(job_servers[i]), p))
 
     def _set_rate(self, job: int, tau: float) -> None:
         now = self.now
@@ -795,9 +807,20 @@ class Simulator:
         self.tau[job] = tau
         self._version[job] += 1
         self._seq += 1
-        heapq.heappush(self._heap, (now + self.remaining[job] * tau, self._seq, job, self._version[job]))
+        heap = self._heap
+        heapq.heappush(heap, (now + self.remaining[job] * tau, self._seq, job, self._version[job]))
+        if len(heap) > self._heap_limit:
+            self._compact_heap()
         if self.timeline is not None:
             self.timeline.append((now, job, tau))
+
+    def _compact_heap(self) -> None:
+        """Drop the stale completion entries (superseded rates, ended jobs), in place: callers may hold
+        the list. Keys ``(time, seq)`` are unique, so the live entries pop in the same order."""
+        version, state, heap = self._version, self.state, self._heap
+        heap[:] = [e for e in heap if e[3] == version[e[2]] and state[e[2]] == RUNNING]
+        heapq.heapify(heap)
+        self._heap_limit = 2 * len(heap) + _HEAP_SLACK
 
     def _complete(self, job: int) -> None:
         ids = self._held[job]
