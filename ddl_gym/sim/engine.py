@@ -508,7 +508,7 @@ class Simulator:
             if self._amounts or self._last_amounts:
                 self._rerate(self._neighbours(gpu_servers))
             else:
-                self._rerate(self._raised_neighbours(gpu_servers))
+                self._rerate_to(self._raised_neighbours(gpu_servers))
         else:
             tau = self.bound.iteration_time(job, 1, 0)
             self._ideal_tau[job] = tau
@@ -867,8 +867,10 @@ class Simulator:
                     self._split_jobs[s].discard(job)
                     self._split_list[s] -= 1
                     split_count[s] -= 1
-                self._rerate(self._neighbours(servers) if self._amounts or self._last_amounts
-                            else self._lowered_neighbours(servers))
+                if self._amounts or self._last_amounts:
+                    self._rerate(self._neighbours(servers))
+                else:
+                    self._rerate_to(self._lowered_neighbours(servers))
             else:
                 self._rerate(self._neighbours(neighbours_of))
         self.servers[job] = self._server_counts[job] = ()  # released: the records keep only the span
