@@ -62,6 +62,7 @@ _STATE_NAMES = ("pending (not arrived)", "queued", "running", "done", "rejected"
 CAPABILITIES: frozenset[str] = frozenset({"reject", "preempt", "resize"})
 _TOLERANCE = 1e-9  # slack on non-GPU capacity checks (float amounts)
 _HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live ones (Simulator._set_rate)
+_TAU_MEMO_SIZE = 1 << 16  # (job, servers, p) -> τ entries kept for re-rating (Simulator._rerate_to)
 
 
 class SimulationError(RuntimeError):
@@ -181,6 +182,9 @@ class Simulator:
         # Every re-rate pushes a new completion and leaves the old one stale. Past this length the
         # heap is compacted to its live entries (see _set_rate), so pops stay O(log running jobs).
         self._heap_limit = _HEAP_SLACK
+        # τ(job, servers, p) of recent re-rates: a split job's p goes up and down among a few values
+        # while it runs. Bounded (cleared when full); τ is a pure function of the key, so forks share it.
+        self._tau_memo: dict[tuple[int, int, int], float] = {}
         self._wakeups: list[float] = []
         self._seq = 0
         self._next_arrival = 0
@@ -786,7 +790,7 @@ class Simulator:
 
     def _rerate_to(self, new_p: dict[int, int]) -> None:
         """Give each job of ``new_p`` its p there, and a new rate where p changed (or it has none yet)."""
-        contention, tau, iteration_time, job_servers = self.contention, self.tau, self.bound.iteration_time, self.servers
+        contention, tau, job_servers, memo = self.contention, self.tau, self.servers, self._tau_memo
         for i in sorted(new_p):  # sorted: deterministic heap sequence numbers
             p = new_p[i]
             old = contention[i]
@@ -795,7 +799,13 @@ class Simulator:
                     self.contended_jobs += 1
                 self.contention_sum += p - old
                 contention[i] = p
-                self._set_rate(i, iteration_time(i, len(job_servers[i]), p))
+                key = (i, len(job_servers[i]), p)
+                rate = memo.get(key)
+                if rate is None:
+                    if len(memo) >= _TAU_MEMO_SIZE:
+                        memo.clear()
+                    rate = memo[key] = self.bound.iteration_time(*key)
+                self._set_rate(i, rate)
 
     def _set_rate(self, job: int, tau: float) -> None:
         now = self.now
@@ -1028,7 +1038,7 @@ class Simulator:
 # ---------------------------------------------------------------------------- Simulator.fork plans
 #: Attributes every fork shares: immutable, or read-only after construction.
 _FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
-                          "server_gpus", "_arrival", "_gpus", "_iterations", "_weight"})
+                          "server_gpus", "_arrival", "_gpus", "_iterations", "_weight", "_tau_memo"})
 #: Per attribute layout (the tuple of attribute names): the (name, copier) pairs of the mutable ones.
 _FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
 
