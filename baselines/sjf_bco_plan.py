@@ -408,11 +408,14 @@ class Trial:
             self.load_list = loads
             self.idle_flag = idle.tolist()
             self.server_mean = (np.add.reduceat(self.load, ctx.server_first) / ctx.capacity).tolist()
+            # Alg. 3 line 2's order, (mean U, index) ascending, kept sorted: stale servers move by bisection.
+            self.server_order = sorted((m, s) for s, m in enumerate(self.server_mean))
             self.stale_servers: set[int] = set()
             self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
             self.idle_ids = np.flatnonzero(idle).tolist()
             self.loads_sorted = sorted(loads)
-            self.gpu_heap = [(float(self.busy[g]), (g,)) for g in np.flatnonzero(~idle).tolist()]
+            busy = self.busy.tolist()
+            self.gpu_heap = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]
             heapq.heapify(self.gpu_heap)
         self.prune_at = prune_at
         self.rng = rng if rng is not None else np.random.default_rng(0)
@@ -496,17 +499,19 @@ class Trial:
         """:meth:`lbsgf_servers` on plain lists: per-server means kept, recomputed where U changed with
         the same reduction (``np.add.reduceat`` over the server's GPUs), so bit-identical."""
         ctx = self.ctx
-        mean = self.server_mean
+        mean, order = self.server_mean, self.server_order
         if self.stale_servers:
             load, capacity = self.load, ctx.capacity
             for s in self.stale_servers:
                 span = ctx.server_gpus[s]
+                del order[bisect.bisect_left(order, (mean[s], s))]
                 mean[s] = float(np.add.reduceat(load[span.start:span.stop], [0])[0]) / int(capacity[s])
+                bisect.insort(order, (mean[s], s))
             self.stale_servers.clear()
         need = self.lam * ctx.gpus[job] - _EPS
         chosen: list[int] = []
         reach = 0
-        for s in sorted(range(len(mean)), key=mean.__getitem__):  # stable: ties by server index
+        for _, s in order:  # by mean U, ties by server index
             chosen.append(s)
             reach += len(ctx.server_gpus[s])
             if reach >= need:  # first prefix with Σ O_s ≥ λ_j G_j
@@ -702,7 +707,7 @@ class Trial:
             return len(loads_sorted) < g or not self._within(loads_sorted[g - 1] + floor)
         if self.fast_lbsgf:
             load, server_gpus = self.load_list, ctx.server_gpus
-            chosen = sorted(load[gpu] for s in servers for gpu in server_gpus[s])  # type: ignore[union-attr]
+            chosen = sorted([load[gpu] for s in servers for gpu in server_gpus[s]])  # type: ignore[union-attr]
             return len(chosen) < g or not self._within(chosen[g - 1] + floor)
         loads = self.load if servers is None else self.load[self._server_mask(servers)]
         if loads.size < g:
@@ -720,11 +725,16 @@ class Trial:
             servers = self._lbsgf_server_list(job) if self.fast_lbsgf else self.lbsgf_servers(job)
         else:
             servers = None
+        hopeful = False  # waiting changes no U either, so once not hopeless the job stays so in this call
         while True:
             got = self.try_place(job, method, servers)
             if got is not None:
                 return self._commit(job, method, *got)
-            if self._hopeless(job, servers) or not self.advance():
+            if not hopeful:
+                if self._hopeless(job, servers):
+                    return None
+                hopeful = True
+            if not self.advance():
                 return None
 
     def _commit(self, job: int, method: str, pick: np.ndarray, rho: float, n_servers: int) -> PlanEntry:
@@ -742,11 +752,16 @@ class Trial:
         self._push(end, servers)
         if self.fast:
             idle, loads_sorted, load, flag = self.idle_sorted, self.loads_sorted, self.load_list, self.idle_flag
+            head = len(gpus)
+            from_head = [gpu for _, gpu in idle[:head]] == gpus  # FA-FFP and LS pick the head of the idle list
+            if from_head:
+                del idle[:head]
             for g in gpus:
                 before = load[g]
                 after = load[g] = before + step  # the same float64 addition as the array's
                 flag[g] = False
-                del idle[bisect.bisect_left(idle, (before, g))]
+                if not from_head:
+                    del idle[bisect.bisect_left(idle, (before, g))]
                 del loads_sorted[bisect.bisect_left(loads_sorted, before)]
                 bisect.insort(loads_sorted, after)
                 if self.fast_ff:
@@ -770,6 +785,7 @@ class Trial:
             other.load_list = list(self.load_list)
             other.idle_flag = list(self.idle_flag)
             other.server_mean = list(self.server_mean)
+            other.server_order = list(self.server_order)
             other.stale_servers = set(self.stale_servers)
             other.idle_sorted = list(self.idle_sorted)
             other.idle_ids = list(self.idle_ids)
