@@ -22,36 +22,26 @@ from typing import Any
 import numpy as np
 
 DIGEST_FILE = Path(__file__).parent / "golden" / "sjf_bco_scale_digests.json"
-GBPS = 1e9 / 8
 
 
-def offline_world(jobs: int, gpus: int = 1024, seed: int = 0) -> tuple[Any, Any, Any]:
-    """The (d2) offline world (``scripts/bench.py``'s ``sjf_bco_offline_case``): §7.1 servers up to ``gpus``."""
-    from ddl_gym.baselines.sjf_bco import (INTER_GBPS, INTRA_GBPS, PAPER_SERVER_GPU_CHOICES, SJF_BCO_MODELS,
-                                           SJF_BCO_PERF_MODEL)
-    from ddl_gym.sim.model import ClusterSpec
-    from ddl_gym.workloads.synthetic import PAPER_GPU_MIX, sjf_bco_workload
-
-    rng = np.random.default_rng(seed)
-    counts: list[int] = []
-    while sum(counts) < gpus:
-        counts.append(int(rng.choice(PAPER_SERVER_GPU_CHOICES)))
-    counts[-1] -= sum(counts) - gpus
-    cluster = ClusterSpec(tuple(counts), intra_bandwidth=INTRA_GBPS * GBPS, inter_bandwidth=INTER_GBPS * GBPS)
-    total = sum(PAPER_GPU_MIX.values())
-    mix = {g: max(1, round(c * jobs / total)) for g, c in PAPER_GPU_MIX.items()}
-    mix[1] += jobs - sum(mix.values())
-    return cluster, sjf_bco_workload(rng, gpu_mix=mix, models=SJF_BCO_MODELS), SJF_BCO_PERF_MODEL
-
-
-def online_world(jobs: int, seed: int = 0) -> tuple[Any, Any, Any]:
-    """16 servers of 4 GPUs, 10 Gb/s NICs, RAR model, the paper mix at load 0.9 (the (d2) re-planning world)."""
+def _bench() -> Any:
+    """``scripts/bench.py`` as a module: these are its (d2) worlds, so the digests cover what it measures."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_script", Path(__file__).resolve().parents[1] / "scripts" / "bench.py")
     bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(bench)  # type: ignore[union-attr]
-    return bench.synthetic_case(64, jobs, load=0.9, seed=seed)
+    return bench
+
+
+def offline_world(jobs: int, seed: int = 0) -> tuple[Any, Any, Any]:
+    """The (d2) offline world (``sjf_bco_offline_case``): §7.1 servers of {4,8,16,32} GPUs up to 1,024 GPUs."""
+    return _bench().sjf_bco_offline_case(jobs, 1024, seed=seed)
+
+
+def online_world(jobs: int, seed: int = 0) -> tuple[Any, Any, Any]:
+    """The (d2) re-planning world (``synthetic_case``): 16 servers of 4 GPUs, RAR model, paper mix at load 0.9."""
+    return _bench().synthetic_case(64, jobs, load=0.9, seed=seed)
 
 
 @dataclass(frozen=True)
