@@ -791,6 +791,8 @@ class Simulator:
     def _rerate_to(self, new_p: dict[int, int]) -> None:
         """Give each job of ``new_p`` its p there, and a new rate where p changed (or it has none yet)."""
         contention, tau, job_servers, memo = self.contention, self.tau, self.servers, self._tau_memo
+        jobs: list[int] = []
+        rates: list[float] = []
         for i in sorted(new_p):  # sorted: deterministic heap sequence numbers
             p = new_p[i]
             old = contention[i]
@@ -805,24 +807,34 @@ class Simulator:
                     if len(memo) >= _TAU_MEMO_SIZE:
                         memo.clear()
                     rate = memo[key] = self.bound.iteration_time(*key)
-                self._set_rate(i, rate)
+                jobs.append(i)
+                rates.append(rate)
+        self._set_rates(jobs, rates)
 
     def _set_rate(self, job: int, tau: float) -> None:
-        now = self.now
-        old = self.tau[job]
-        if old != math.inf:
-            left = self.remaining[job] - (now - self._last[job]) / old
-            self.remaining[job] = left if left > 0.0 else 0.0
-        self._last[job] = now
-        self.tau[job] = tau
-        self._version[job] += 1
-        self._seq += 1
-        heap = self._heap
-        heapq.heappush(heap, (now + self.remaining[job] * tau, self._seq, job, self._version[job]))
+        self._set_rates((job,), (tau,))
+
+    def _set_rates(self, jobs: list[int] | tuple[int, ...], taus: list[float] | tuple[float, ...]) -> None:
+        """From now on ``jobs[k]`` runs at ``taus[k]`` s/iteration: bank progress, push its new completion
+        (in this order: it gives the heap sequence numbers). One rate depends on no other job's."""
+        now, remaining, last, tau_of, version, heap = self.now, self.remaining, self._last, self.tau, self._version, self._heap
+        seq = self._seq
+        push = heapq.heappush
+        for job, tau in zip(jobs, taus):
+            old = tau_of[job]
+            if old != math.inf:
+                left = remaining[job] - (now - last[job]) / old
+                remaining[job] = left if left > 0.0 else 0.0
+            last[job] = now
+            tau_of[job] = tau
+            v = version[job] = version[job] + 1
+            seq += 1
+            push(heap, (now + remaining[job] * tau, seq, job, v))
+            if self.timeline is not None:
+                self.timeline.append((now, job, tau))
+        self._seq = seq
         if len(heap) > self._heap_limit:
             self._compact_heap()
-        if self.timeline is not None:
-            self.timeline.append((now, job, tau))
 
     def _compact_heap(self) -> None:
         """Drop the stale completion entries (superseded rates, ended jobs), in place: callers may hold
