@@ -73,8 +73,10 @@ Speed (every decision identical; ``tests/test_sjf_bco_digests.py`` pins plans an
 * **κ classes share their prefix.** With κ_c, every job before the first one with ``G_j > κ_c`` is
   placed by FA-FFP exactly as in the all-FA-FFP schedule, so each class forks one such "spine".
 * **Incremental state.** For the least-``U`` rules the idle GPUs are kept sorted by ``(U, index)``,
-  all ``U`` sorted (the "waiting cannot help" test reads the ``G_j``-th smallest), per-server means
-  recomputed only where ``U`` changed (with the same reduction, so bit-identical), eq. (8) memoised.
+  per-server means recomputed only where ``U`` changed (with the same reduction, so bit-identical)
+  and kept in Alg. 3 line 2's order, eq. (8) memoised. The "waiting cannot help" test is made once
+  per job and attempt (no ``U`` changes while it waits) and reads the ``G_j``-th smallest ``U`` by
+  partition.
 
 Readings that change a headline are named options (:class:`PlanOptions`); the defaults are the
 readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each of the others:
@@ -396,8 +398,8 @@ class Trial:
         self._seq = 0
         for end, servers in initial.running:
             self._push(float(end), tuple(servers))
-        # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index) and every U sorted,
-        # updated per commit/release, instead of masking and sorting all GPUs per attempt.
+        # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index), updated per
+        # commit/release, instead of masking and sorting all GPUs per attempt.
         self.fast = kind in ("sjf-bco", "ls", "ff") and options.fa_ffp == "listing"
         self.fast_ff = kind == "ff"  # FF (§7.2) scans idle GPUs in index order: keep them sorted too
         # LBSGF least-U (Alg. 3 as listed) on plain lists too: per-GPU U and idle flags, per-server mean U.
@@ -413,7 +415,6 @@ class Trial:
             self.stale_servers: set[int] = set()
             self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
             self.idle_ids = np.flatnonzero(idle).tolist()
-            self.loads_sorted = sorted(loads)
             busy = self.busy.tolist()
             self.gpu_heap = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]
             heapq.heapify(self.gpu_heap)
@@ -702,10 +703,7 @@ class Trial:
         ctx = self.ctx
         floor = ctx.iterations[job] * ctx.tau_floor(job) / ctx.u
         g = ctx.gpus[job]
-        if servers is None and self.fast:
-            loads_sorted = self.loads_sorted
-            return len(loads_sorted) < g or not self._within(loads_sorted[g - 1] + floor)
-        if self.fast_lbsgf:
+        if servers is not None and self.fast_lbsgf:
             load, server_gpus = self.load_list, ctx.server_gpus
             chosen = sorted([load[gpu] for s in servers for gpu in server_gpus[s]])  # type: ignore[union-attr]
             return len(chosen) < g or not self._within(chosen[g - 1] + floor)
@@ -751,19 +749,17 @@ class Trial:
             servers = (server_of[gpus[0]],)
         self._push(end, servers)
         if self.fast:
-            idle, loads_sorted, load, flag = self.idle_sorted, self.loads_sorted, self.load_list, self.idle_flag
+            idle, load, flag = self.idle_sorted, self.load_list, self.idle_flag
             head = len(gpus)
             from_head = [gpu for _, gpu in idle[:head]] == gpus  # FA-FFP and LS pick the head of the idle list
             if from_head:
                 del idle[:head]
             for g in gpus:
                 before = load[g]
-                after = load[g] = before + step  # the same float64 addition as the array's
+                load[g] = before + step  # the same float64 addition as the array's
                 flag[g] = False
                 if not from_head:
                     del idle[bisect.bisect_left(idle, (before, g))]
-                del loads_sorted[bisect.bisect_left(loads_sorted, before)]
-                bisect.insort(loads_sorted, after)
                 if self.fast_ff:
                     del self.idle_ids[bisect.bisect_left(self.idle_ids, g)]
             self.stale_servers.update(servers)
@@ -789,7 +785,6 @@ class Trial:
             other.stale_servers = set(self.stale_servers)
             other.idle_sorted = list(self.idle_sorted)
             other.idle_ids = list(self.idle_ids)
-            other.loads_sorted = list(self.loads_sorted)
             other.gpu_heap = list(self.gpu_heap)
         other.entries = list(self.entries)
         other.kappa = kappa
