@@ -503,10 +503,13 @@ class Trial:
         mean, order = self.server_mean, self.server_order
         if self.stale_servers:
             load, capacity = self.load, ctx.capacity
+            # Several stale servers: one reduceat over all of them (segment by segment, the same sums).
+            sums = np.add.reduceat(load, ctx.server_first).tolist() if len(self.stale_servers) > 2 else None
             for s in self.stale_servers:
                 span = ctx.server_gpus[s]
                 del order[bisect.bisect_left(order, (mean[s], s))]
-                mean[s] = float(np.add.reduceat(load[span.start:span.stop], [0])[0]) / int(capacity[s])
+                total = sums[s] if sums is not None else float(np.add.reduceat(load[span.start:span.stop], [0])[0])
+                mean[s] = total / int(capacity[s])
                 bisect.insort(order, (mean[s], s))
             self.stale_servers.clear()
         need = self.lam * ctx.gpus[job] - _EPS
