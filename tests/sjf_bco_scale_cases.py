@@ -8,12 +8,11 @@ running jobs. A classic spreading policy on the same 1,024 GPUs covers the engin
 with no plan in between. Recorded before the SJF-BCO speed-up of issue 13.
 
 ``python -m tests.sjf_bco_scale_cases --write`` records ``tests/golden/sjf_bco_scale_digests.json``
-(only when a behaviour change is intended); ``tests/test_sjf_bco_scale_digests.py`` compares.
+(only when a behaviour change is intended); ``tests/test_sjf_bco_digests.py`` compares.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,13 +79,9 @@ def cases() -> list[ScaleCase]:
 
 
 def main(argv: list[str]) -> int:
-    if "--write" not in argv:
-        print("usage: python -m tests.sjf_bco_scale_cases --write   (records digests from the current code)")
-        return 2
-    digests = {case.name: case.run() for case in cases()}
-    DIGEST_FILE.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {len(digests)} digests to {DIGEST_FILE}")
-    return 0
+    from tests.sjf_bco_digest_cases import record
+
+    return record(argv, "tests.sjf_bco_scale_cases", cases(), DIGEST_FILE)
 
 
 if __name__ == "__main__":
