@@ -61,7 +61,7 @@ _STATE_NAMES = ("pending (not arrived)", "queued", "running", "done", "rejected"
 #: Capabilities a policy may declare (``policy.capabilities``) to use the matching engine actions.
 CAPABILITIES: frozenset[str] = frozenset({"reject", "preempt", "resize"})
 _TOLERANCE = 1e-9  # slack on non-GPU capacity checks (float amounts)
-_HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live ones (Simulator._set_rate)
+_HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live ones (Simulator._set_rates)
 _TAU_MEMO_SIZE = 1 << 16  # (job, servers, p) -> τ entries kept for re-rating (Simulator._rerate_to)
 
 
@@ -180,7 +180,7 @@ class Simulator:
 
         self._heap: list[tuple[float, int, int, int]] = []  # (time, seq, job, version)
         # Every re-rate pushes a new completion and leaves the old one stale. Past this length the
-        # heap is compacted to its live entries (see _set_rate), so pops stay O(log running jobs).
+        # heap is compacted to its live entries (see _set_rates), so pops stay O(log running jobs).
         self._heap_limit = _HEAP_SLACK
         # τ(job, servers, p) of recent re-rates: a split job's p goes up and down among a few values
         # while it runs. Bounded (cleared when full); τ is a pure function of the key, so forks share it.
@@ -1048,7 +1048,7 @@ class Simulator:
 
 
 # ---------------------------------------------------------------------------- Simulator.fork plans
-#: Attributes every fork shares: immutable, or read-only after construction.
+#: Attributes every fork shares: immutable, read-only after construction, or (``_tau_memo``) a cache of a pure function.
 _FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
                           "server_gpus", "_arrival", "_gpus", "_iterations", "_weight", "_tau_memo"})
 #: Per attribute layout (the tuple of attribute names): the (name, copier) pairs of the mutable ones.
