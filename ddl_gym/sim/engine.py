@@ -62,7 +62,7 @@ _STATE_NAMES = ("pending (not arrived)", "queued", "running", "done", "rejected"
 CAPABILITIES: frozenset[str] = frozenset({"reject", "preempt", "resize"})
 _TOLERANCE = 1e-9  # slack on non-GPU capacity checks (float amounts)
 _HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live ones (Simulator._set_rates)
-_TAU_MEMO_SIZE = 1 << 16  # (job, servers, p) -> τ entries kept for re-rating (Simulator._rerate_to)
+_TAU_MEMO_SIZE = 1 << 14  # (job, servers, p) -> τ entries kept for re-rating (Simulator._rerate_to; about 2 MB)
 
 
 class SimulationError(RuntimeError):
