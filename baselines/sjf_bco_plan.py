@@ -413,7 +413,8 @@ class Trial:
             # Alg. 3 line 2's order, (mean U, index) ascending, kept sorted: stale servers move by bisection.
             self.server_order = sorted((m, s) for s, m in enumerate(self.server_mean))
             self.stale_servers: set[int] = set()
-            self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
+            # None while not kept (see place): only the least-U picks read it, and they rebuild it.
+            self.idle_sorted: list[tuple[float, int]] | None = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
             self.idle_ids = np.flatnonzero(idle).tolist()
             busy = self.busy.tolist()
             self.gpu_heap = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]
@@ -468,7 +469,8 @@ class Trial:
             gpu_heap, idle, load, flag = self.gpu_heap, self.idle_sorted, self.load_list, self.idle_flag
             while gpu_heap and gpu_heap[0][0] <= t:
                 for g in heapq.heappop(gpu_heap)[1]:
-                    bisect.insort(idle, (load[g], g))
+                    if idle is not None:
+                        bisect.insort(idle, (load[g], g))
                     flag[g] = True
                     if self.fast_ff:
                         bisect.insort(self.idle_ids, g)
@@ -543,6 +545,9 @@ class Trial:
         if allowed is None and self.fast:
             # Top-G_j of the idle GPUs by (U, index): the head of the sorted idle list.
             idle_sorted = self.idle_sorted
+            if idle_sorted is None:
+                load = self.load_list
+                idle_sorted = self.idle_sorted = sorted((load[gpu], gpu) for gpu, free in enumerate(self.idle_flag) if free)
             if len(idle_sorted) < g:
                 return None
             head = idle_sorted[:g]
@@ -724,6 +729,10 @@ class Trial:
         # choice of line 2 is the same and is computed once.
         if method == "lbsgf":
             servers = self._lbsgf_server_list(job) if self.fast_lbsgf else self.lbsgf_servers(job)
+            if self.options.job_order == "sjf":
+                # In SJF order every later job is LBSGF too (G only grows past κ): stop keeping the
+                # idle GPUs in (U, index) order, which only the least-U picks read (they rebuild it).
+                self.idle_sorted = None
         else:
             servers = None
         hopeful = False  # waiting changes no U either, so once not hopeless the job stays so in this call
@@ -753,16 +762,16 @@ class Trial:
         self._push(end, servers)
         if self.fast:
             idle, load, flag = self.idle_sorted, self.load_list, self.idle_flag
-            head = len(gpus)
-            from_head = [gpu for _, gpu in idle[:head]] == gpus  # FA-FFP and LS pick the head of the idle list
-            if from_head:
-                del idle[:head]
+            if idle is not None:
+                head = len(gpus)
+                if [gpu for _, gpu in idle[:head]] == gpus:  # FA-FFP and LS pick the head of the idle list
+                    del idle[:head]
+                else:
+                    for g in gpus:
+                        del idle[bisect.bisect_left(idle, (load[g], g))]
             for g in gpus:
-                before = load[g]
-                load[g] = before + step  # the same float64 addition as the array's
+                load[g] += step  # the same float64 addition as the array's
                 flag[g] = False
-                if not from_head:
-                    del idle[bisect.bisect_left(idle, (before, g))]
                 if self.fast_ff:
                     del self.idle_ids[bisect.bisect_left(self.idle_ids, g)]
             self.stale_servers.update(servers)
@@ -786,7 +795,7 @@ class Trial:
             other.server_mean = list(self.server_mean)
             other.server_order = list(self.server_order)
             other.stale_servers = set(self.stale_servers)
-            other.idle_sorted = list(self.idle_sorted)
+            other.idle_sorted = None if self.idle_sorted is None else list(self.idle_sorted)
             other.idle_ids = list(self.idle_ids)
             other.gpu_heap = list(self.gpu_heap)
         other.entries = list(self.entries)
