@@ -73,8 +73,10 @@ Speed (every decision identical; ``tests/test_sjf_bco_digests.py`` pins plans an
 * **κ classes share their prefix.** With κ_c, every job before the first one with ``G_j > κ_c`` is
   placed by FA-FFP exactly as in the all-FA-FFP schedule, so each class forks one such "spine".
 * **Incremental state.** For the least-``U`` rules the idle GPUs are kept sorted by ``(U, index)``,
-  all ``U`` sorted (the "waiting cannot help" test reads the ``G_j``-th smallest), per-server means
-  recomputed only where ``U`` changed (with the same reduction, so bit-identical), eq. (8) memoised.
+  per-server means recomputed only where ``U`` changed (with the same reduction, so bit-identical)
+  and kept in Alg. 3 line 2's order, eq. (8) memoised. The "waiting cannot help" test is made once
+  per job and attempt (no ``U`` changes while it waits) and reads the ``G_j``-th smallest ``U`` by
+  partition.
 
 Readings that change a headline are named options (:class:`PlanOptions`); the defaults are the
 readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each of the others:
@@ -396,8 +398,8 @@ class Trial:
         self._seq = 0
         for end, servers in initial.running:
             self._push(float(end), tuple(servers))
-        # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index) and every U sorted,
-        # updated per commit/release, instead of masking and sorting all GPUs per attempt.
+        # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index), updated per
+        # commit/release, instead of masking and sorting all GPUs per attempt.
         self.fast = kind in ("sjf-bco", "ls", "ff") and options.fa_ffp == "listing"
         self.fast_ff = kind == "ff"  # FF (§7.2) scans idle GPUs in index order: keep them sorted too
         # LBSGF least-U (Alg. 3 as listed) on plain lists too: per-GPU U and idle flags, per-server mean U.
@@ -408,11 +410,14 @@ class Trial:
             self.load_list = loads
             self.idle_flag = idle.tolist()
             self.server_mean = (np.add.reduceat(self.load, ctx.server_first) / ctx.capacity).tolist()
+            # Alg. 3 line 2's order, (mean U, index) ascending, kept sorted: stale servers move by bisection.
+            self.server_order = sorted((m, s) for s, m in enumerate(self.server_mean))
             self.stale_servers: set[int] = set()
-            self.idle_sorted = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
+            # None while not kept (see place): only the least-U picks read it, and they rebuild it.
+            self.idle_sorted: list[tuple[float, int]] | None = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
             self.idle_ids = np.flatnonzero(idle).tolist()
-            self.loads_sorted = sorted(loads)
-            self.gpu_heap = [(float(self.busy[g]), (g,)) for g in np.flatnonzero(~idle).tolist()]
+            busy = self.busy.tolist()
+            self.gpu_heap = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]
             heapq.heapify(self.gpu_heap)
         self.prune_at = prune_at
         self.rng = rng if rng is not None else np.random.default_rng(0)
@@ -464,7 +469,8 @@ class Trial:
             gpu_heap, idle, load, flag = self.gpu_heap, self.idle_sorted, self.load_list, self.idle_flag
             while gpu_heap and gpu_heap[0][0] <= t:
                 for g in heapq.heappop(gpu_heap)[1]:
-                    bisect.insort(idle, (load[g], g))
+                    if idle is not None:
+                        bisect.insort(idle, (load[g], g))
                     flag[g] = True
                     if self.fast_ff:
                         bisect.insort(self.idle_ids, g)
@@ -496,17 +502,22 @@ class Trial:
         """:meth:`lbsgf_servers` on plain lists: per-server means kept, recomputed where U changed with
         the same reduction (``np.add.reduceat`` over the server's GPUs), so bit-identical."""
         ctx = self.ctx
-        mean = self.server_mean
+        mean, order = self.server_mean, self.server_order
         if self.stale_servers:
             load, capacity = self.load, ctx.capacity
+            # Several stale servers: one reduceat over all of them (segment by segment, the same sums).
+            sums = np.add.reduceat(load, ctx.server_first).tolist() if len(self.stale_servers) > 2 else None
             for s in self.stale_servers:
                 span = ctx.server_gpus[s]
-                mean[s] = float(np.add.reduceat(load[span.start:span.stop], [0])[0]) / int(capacity[s])
+                del order[bisect.bisect_left(order, (mean[s], s))]
+                total = sums[s] if sums is not None else float(np.add.reduceat(load[span.start:span.stop], [0])[0])
+                mean[s] = total / int(capacity[s])
+                bisect.insort(order, (mean[s], s))
             self.stale_servers.clear()
         need = self.lam * ctx.gpus[job] - _EPS
         chosen: list[int] = []
         reach = 0
-        for s in sorted(range(len(mean)), key=mean.__getitem__):  # stable: ties by server index
+        for _, s in order:  # by mean U, ties by server index
             chosen.append(s)
             reach += len(ctx.server_gpus[s])
             if reach >= need:  # first prefix with Σ O_s ≥ λ_j G_j
@@ -534,6 +545,9 @@ class Trial:
         if allowed is None and self.fast:
             # Top-G_j of the idle GPUs by (U, index): the head of the sorted idle list.
             idle_sorted = self.idle_sorted
+            if idle_sorted is None:
+                load = self.load_list
+                idle_sorted = self.idle_sorted = sorted((load[gpu], gpu) for gpu, free in enumerate(self.idle_flag) if free)
             if len(idle_sorted) < g:
                 return None
             head = idle_sorted[:g]
@@ -697,12 +711,9 @@ class Trial:
         ctx = self.ctx
         floor = ctx.iterations[job] * ctx.tau_floor(job) / ctx.u
         g = ctx.gpus[job]
-        if servers is None and self.fast:
-            loads_sorted = self.loads_sorted
-            return len(loads_sorted) < g or not self._within(loads_sorted[g - 1] + floor)
-        if self.fast_lbsgf:
+        if servers is not None and self.fast_lbsgf:
             load, server_gpus = self.load_list, ctx.server_gpus
-            chosen = sorted(load[gpu] for s in servers for gpu in server_gpus[s])  # type: ignore[union-attr]
+            chosen = sorted([load[gpu] for s in servers for gpu in server_gpus[s]])  # type: ignore[union-attr]
             return len(chosen) < g or not self._within(chosen[g - 1] + floor)
         loads = self.load if servers is None else self.load[self._server_mask(servers)]
         if loads.size < g:
@@ -718,13 +729,22 @@ class Trial:
         # choice of line 2 is the same and is computed once.
         if method == "lbsgf":
             servers = self._lbsgf_server_list(job) if self.fast_lbsgf else self.lbsgf_servers(job)
+            if self.options.job_order == "sjf":
+                # In SJF order every later job is LBSGF too (G only grows past κ): stop keeping the
+                # idle GPUs in (U, index) order, which only the least-U picks read (they rebuild it).
+                self.idle_sorted = None
         else:
             servers = None
+        hopeful = False  # waiting changes no U either, so once not hopeless the job stays so in this call
         while True:
             got = self.try_place(job, method, servers)
             if got is not None:
                 return self._commit(job, method, *got)
-            if self._hopeless(job, servers) or not self.advance():
+            if not hopeful:
+                if self._hopeless(job, servers):
+                    return None
+                hopeful = True
+            if not self.advance():
                 return None
 
     def _commit(self, job: int, method: str, pick: np.ndarray, rho: float, n_servers: int) -> PlanEntry:
@@ -741,14 +761,17 @@ class Trial:
             servers = (server_of[gpus[0]],)
         self._push(end, servers)
         if self.fast:
-            idle, loads_sorted, load, flag = self.idle_sorted, self.loads_sorted, self.load_list, self.idle_flag
+            idle, load, flag = self.idle_sorted, self.load_list, self.idle_flag
+            if idle is not None:
+                head = len(gpus)
+                if [gpu for _, gpu in idle[:head]] == gpus:  # FA-FFP and LS pick the head of the idle list
+                    del idle[:head]
+                else:
+                    for g in gpus:
+                        del idle[bisect.bisect_left(idle, (load[g], g))]
             for g in gpus:
-                before = load[g]
-                after = load[g] = before + step  # the same float64 addition as the array's
+                load[g] += step  # the same float64 addition as the array's
                 flag[g] = False
-                del idle[bisect.bisect_left(idle, (before, g))]
-                del loads_sorted[bisect.bisect_left(loads_sorted, before)]
-                bisect.insort(loads_sorted, after)
                 if self.fast_ff:
                     del self.idle_ids[bisect.bisect_left(self.idle_ids, g)]
             self.stale_servers.update(servers)
@@ -770,10 +793,10 @@ class Trial:
             other.load_list = list(self.load_list)
             other.idle_flag = list(self.idle_flag)
             other.server_mean = list(self.server_mean)
+            other.server_order = list(self.server_order)
             other.stale_servers = set(self.stale_servers)
-            other.idle_sorted = list(self.idle_sorted)
+            other.idle_sorted = None if self.idle_sorted is None else list(self.idle_sorted)
             other.idle_ids = list(self.idle_ids)
-            other.loads_sorted = list(self.loads_sorted)
             other.gpu_heap = list(self.gpu_heap)
         other.entries = list(self.entries)
         other.kappa = kappa

@@ -114,14 +114,19 @@ def cases() -> list[BCOCase]:
     return out
 
 
-def main(argv: list[str]) -> int:
+def record(argv: list[str], module: str, all_cases: list[Any], digest_file: Path) -> int:
+    """``python -m <module> --write``: record the digests of ``all_cases`` from the current code."""
     if "--write" not in argv:
-        print("usage: python -m tests.sjf_bco_digest_cases --write   (records digests from the current code)")
+        print(f"usage: python -m {module} --write   (records digests from the current code)")
         return 2
-    digests = {case.name: case.run() for case in cases()}
-    DIGEST_FILE.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {len(digests)} digests to {DIGEST_FILE}")
+    digests = {case.name: case.run() for case in all_cases}
+    digest_file.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {len(digests)} digests to {digest_file}")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return record(argv, "tests.sjf_bco_digest_cases", cases(), DIGEST_FILE)
 
 
 if __name__ == "__main__":

@@ -185,13 +185,18 @@ def test_one_gpu_random_draw_matches_generator_choice() -> None:
 
 
 class FullRerateSimulator(Simulator):
-    """Re-rates every split neighbour on every split start/end (the engine before the incremental sets)."""
+    """Re-rates every split neighbour on every split start/end (the engine before the incremental sets),
+    at p recomputed from scratch over each neighbour's servers."""
+
+    def _every_neighbour(self, servers):
+        count = self.split_count_list()
+        return {i: max(count[s] for s in self.servers[i]) for i in self._neighbours(servers)}
 
     def _raised_neighbours(self, servers):
-        return self._neighbours(servers)
+        return self._every_neighbour(servers)
 
     def _lowered_neighbours(self, servers):
-        return self._neighbours(servers)
+        return self._every_neighbour(servers)
 
 
 @pytest.mark.parametrize("policy_name", ["fifo+spread", "srsf+rand", "sjf+ca", "fifo+pack"])

@@ -413,3 +413,19 @@ def test_replan_when_started_equals_the_default_offline() -> None:
         result = run_policy(Simulator(BCO_CLUSTER, wl, SJF_BCO_PERF_MODEL), make_sjf_bco(online=online))
         finishes.append(result.finish)
     assert np.array_equal(finishes[0], finishes[1])
+
+
+def test_least_u_pick_after_an_lbsgf_phase_rebuilds_the_idle_order() -> None:
+    # In SJF order a trial stops keeping the idle GPUs in (U, index) order once it reaches LBSGF (every
+    # later job is LBSGF). Placed out of SJF order by hand, an FA-FFP job after LBSGF ones must see the
+    # same idle order as a trial that kept it all along (job_order="arrival" never drops it).
+    cluster, wl = sjf_bco_scenario(10).episode(0)
+    big = [j for j in range(wl.num_jobs) if wl.gpus[j] >= 8][:4]
+    small = [j for j in range(wl.num_jobs) if wl.gpus[j] <= 2][:6]
+    trials = [make_trial(cluster, wl, SJF_BCO_PERF_MODEL, 10**9, kappa=4, options=PlanOptions(job_order=order))
+              for order in ("sjf", "arrival")]
+    placed = [[trial.place(j) for j in big + small] for trial in trials]
+    assert all(e is not None for e in placed[0])
+    assert [e.method for e in placed[0]] == ["lbsgf"] * len(big) + ["fa-ffp"] * len(small)
+    assert placed[0] == placed[1]
+    assert trials[0].idle_sorted is not None and trials[0].idle_sorted == trials[1].idle_sorted

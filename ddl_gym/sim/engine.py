@@ -61,6 +61,8 @@ _STATE_NAMES = ("pending (not arrived)", "queued", "running", "done", "rejected"
 #: Capabilities a policy may declare (``policy.capabilities``) to use the matching engine actions.
 CAPABILITIES: frozenset[str] = frozenset({"reject", "preempt", "resize"})
 _TOLERANCE = 1e-9  # slack on non-GPU capacity checks (float amounts)
+_HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live ones (Simulator._set_rates)
+_TAU_MEMO_SIZE = 1 << 14  # (job, servers, p) -> τ entries kept for re-rating (Simulator._rerate_to; about 2 MB)
 
 
 class SimulationError(RuntimeError):
@@ -181,6 +183,12 @@ class Simulator:
         self._nominal_tau = filled_column("d", math.nan, n)  # nominal_iteration_time, filled on first use
 
         self._heap: list[tuple[float, int, int, int]] = []  # (time, seq, job, version)
+        # Every re-rate pushes a new completion and leaves the old one stale. Past this length the
+        # heap is compacted to its live entries (see _set_rates), so pops stay O(log running jobs).
+        self._heap_limit = _HEAP_SLACK
+        # τ(job, servers, p) of recent re-rates: a split job's p goes up and down among a few values
+        # while it runs. Bounded (cleared when full); τ is a pure function of the key, so forks share it.
+        self._tau_memo: dict[tuple[int, int, int], float] = {}
         self._wakeups: list[float] = []
         self._seq = 0
         self._next_arrival = 0
@@ -569,7 +577,7 @@ class Simulator:
             if self._amounts or self._last_amounts:
                 self._rerate(self._neighbours(gpu_servers))
             else:
-                self._rerate(self._raised_neighbours(gpu_servers))
+                self._rerate_to(self._raised_neighbours(gpu_servers))
         else:
             tau = self.bound.iteration_time(job, 1, 0)
             self._ideal_tau[job] = tau
@@ -812,57 +820,94 @@ class Simulator:
     # Re-rating only the neighbours whose p can change. Rigid gangs keep the invariant "every running
     # split job's p is the max split count over its servers" (each change of a count re-rates every
     # split job on that server). So when the counts of ``servers`` have just risen by one (a split
-    # job started there), a neighbour's p changes iff one of those servers now exceeds it; when they
-    # have just fallen by one (one ended), iff it equalled the old count of one of them. The others
-    # would be re-rated to the p they have, a no-op, so the set, its order and every rate (and heap
-    # sequence number) are those of re-rating all neighbours. Jobs with non-GPU holdings break the
-    # invariant (their p also counts servers where they hold no GPU) and take the full re-rate.
-    def _raised_neighbours(self, servers: tuple[int, ...]) -> set[int]:
+    # job started there), a neighbour's p changes iff one of those servers now exceeds it, and its new
+    # p is the largest such count (the others' counts did not move); when they have just fallen by one
+    # (one ended), iff it equalled the old count of one of them. The others would be re-rated to the p
+    # they have, a no-op, so the set, its order and every rate (and heap sequence number) are those of
+    # re-rating all neighbours. Jobs with non-GPU holdings break the invariant (their p also counts
+    # servers where they hold no GPU) and take the full re-rate.
+    def _raised_neighbours(self, servers: tuple[int, ...]) -> dict[int, int]:
+        """Split jobs on ``servers`` whose p rises, with their new p (the job just started included)."""
         contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
-        changed: set[int] = set()
+        changed: dict[int, int] = {}
         for s in servers:
             c = count[s]
             for i in split_jobs[s]:
-                if contention[i] < c:  # also the job just started (p = 0, τ = inf)
-                    changed.add(i)
+                if contention[i] < c and changed.get(i, 0) < c:  # also the job just started (p = 0, τ = inf)
+                    changed[i] = c
         return changed
 
-    def _lowered_neighbours(self, servers: tuple[int, ...]) -> set[int]:
-        contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
-        changed: set[int] = set()
+    def _lowered_neighbours(self, servers: tuple[int, ...]) -> dict[int, int]:
+        """Split jobs on ``servers`` whose p may fall, with their p recomputed over all their servers."""
+        contention, split_jobs, count, job_servers = self.contention, self._split_jobs, self._split_list, self.servers
+        changed: dict[int, int] = {}
         for s in servers:
             c = count[s] + 1  # before the job left
             for i in split_jobs[s]:
-                if contention[i] == c:
-                    changed.add(i)
+                if contention[i] == c and i not in changed:
+                    changed[i] = max(map(count.__getitem__, job_servers[i]))
         return changed
 
     def _rerate(self, jobs: set[int]) -> None:
-        count_of = self._split_list.__getitem__
-        for i in sorted(jobs):  # sorted: deterministic heap sequence numbers
-            servers = self.servers[i]
-            p = max(map(count_of, servers))
-            if p != self.contention[i] or self.tau[i] == math.inf:
-                old = self.contention[i]
+        """Re-rate ``jobs`` at p = the largest split count over their servers."""
+        count_of, job_servers = self._split_list.__getitem__, self.servers
+        self._rerate_to({i: max(map(count_of, job_servers[i])) for i in jobs})
+
+    def _rerate_to(self, new_p: dict[int, int]) -> None:
+        """Give each job of ``new_p`` its p there, and a new rate where p changed (or it has none yet)."""
+        contention, tau, job_servers, memo = self.contention, self.tau, self.servers, self._tau_memo
+        jobs: list[int] = []
+        rates: list[float] = []
+        for i in sorted(new_p):  # sorted: deterministic heap sequence numbers
+            p = new_p[i]
+            old = contention[i]
+            if p != old or tau[i] == math.inf:
                 if not old:
                     self.contended_jobs += 1
                 self.contention_sum += p - old
-                self.contention[i] = p
-                self._set_rate(i, self.bound.iteration_time(i, len(servers), p))
+                contention[i] = p
+                key = (i, len(job_servers[i]), p)
+                rate = memo.get(key)
+                if rate is None:
+                    if len(memo) >= _TAU_MEMO_SIZE:
+                        memo.clear()
+                    rate = memo[key] = self.bound.iteration_time(*key)
+                jobs.append(i)
+                rates.append(rate)
+        self._set_rates(jobs, rates)
 
     def _set_rate(self, job: int, tau: float) -> None:
-        now = self.now
-        old = self.tau[job]
-        if old != math.inf:
-            left = self.remaining[job] - (now - self._last[job]) / old
-            self.remaining[job] = left if left > 0.0 else 0.0
-        self._last[job] = now
-        self.tau[job] = tau
-        self._version[job] += 1
-        self._seq += 1
-        heapq.heappush(self._heap, (now + self.remaining[job] * tau, self._seq, job, self._version[job]))
-        if self.timeline is not None:
-            self.timeline.append((now, job, tau))
+        self._set_rates((job,), (tau,))
+
+    def _set_rates(self, jobs: list[int] | tuple[int, ...], taus: list[float] | tuple[float, ...]) -> None:
+        """From now on ``jobs[k]`` runs at ``taus[k]`` s/iteration: bank progress, push its new completion
+        (in this order: it gives the heap sequence numbers). One rate depends on no other job's."""
+        now, remaining, last, tau_of, version, heap = self.now, self.remaining, self._last, self.tau, self._version, self._heap
+        seq = self._seq
+        push = heapq.heappush
+        for job, tau in zip(jobs, taus):
+            old = tau_of[job]
+            if old != math.inf:
+                left = remaining[job] - (now - last[job]) / old
+                remaining[job] = left if left > 0.0 else 0.0
+            last[job] = now
+            tau_of[job] = tau
+            v = version[job] = version[job] + 1
+            seq += 1
+            push(heap, (now + remaining[job] * tau, seq, job, v))
+            if self.timeline is not None:
+                self.timeline.append((now, job, tau))
+        self._seq = seq
+        if len(heap) > self._heap_limit:
+            self._compact_heap()
+
+    def _compact_heap(self) -> None:
+        """Drop the stale completion entries (superseded rates, ended jobs), in place: callers may hold
+        the list. Keys ``(time, seq)`` are unique, so the live entries pop in the same order."""
+        version, state, heap = self._version, self.state, self._heap
+        heap[:] = [e for e in heap if e[3] == version[e[2]] and state[e[2]] == RUNNING]
+        heapq.heapify(heap)
+        self._heap_limit = 2 * len(heap) + _HEAP_SLACK
 
     def _complete(self, job: int) -> None:
         ids = self._held[job]
@@ -915,8 +960,10 @@ class Simulator:
                     self._split_jobs[s].discard(job)
                     self._split_list[s] -= 1
                     split_count[s] -= 1
-                self._rerate(self._neighbours(servers) if self._amounts or self._last_amounts
-                            else self._lowered_neighbours(servers))
+                if self._amounts or self._last_amounts:
+                    self._rerate(self._neighbours(servers))
+                else:
+                    self._rerate_to(self._lowered_neighbours(servers))
             else:
                 self._rerate(self._neighbours(neighbours_of))
         self.servers[job] = self._server_counts[job] = ()  # released: the records keep only the span
@@ -1075,10 +1122,11 @@ class Simulator:
 _WORK_BATCH = 1024
 
 # ---------------------------------------------------------------------------- Simulator.fork plans
-#: Attributes every fork shares: immutable, or read-only after construction.
+#: Attributes every fork shares: immutable, read-only after construction, or (``_nominal_tau``, ``_tau_memo``)
+#: caches of pure functions that every fork may fill.
 _FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
                           "server_gpus", "_arrival", "_gpus", "_iterations", "_weight",
-                          "_nominal_tau"})  # a cache of pure functions of the job: every fork may fill it
+                          "_nominal_tau", "_tau_memo"})
 #: Per attribute layout (the tuple of attribute names): the (name, copier) pairs of the mutable ones.
 _FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
 
