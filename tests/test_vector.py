@@ -122,3 +122,19 @@ def test_errors_are_named_and_worker_failures_surface_in_the_parent() -> None:
     with pytest.raises(Exception, match="closed"):
         envs.step(np.zeros(2, dtype=np.int64))
     envs.close()
+
+
+def test_sub_envs_skip_the_passive_checker_wrapper_unless_asked():
+    from gymnasium.wrappers.common import PassiveEnvChecker
+
+    from ddl_gym.envs.vector import _make_env
+
+    def wrappers(env):
+        found = []
+        while hasattr(env, "env"):
+            found.append(type(env))
+            env = env.env
+        return found
+
+    assert PassiveEnvChecker not in wrappers(_make_env("ddl_gym:DDLCluster-v0", {}))
+    assert PassiveEnvChecker in wrappers(_make_env("ddl_gym:DDLCluster-v0", {"disable_env_checker": False}))
