@@ -540,9 +540,15 @@ class Simulator:
     def _apply_work(self) -> None:
         """Add the queued work, in start order: per GPU the same float64 additions as adding at each start."""
         pending, work = self._pending_work, self._assigned_work
-        if len(pending) == 1:
+        if len(pending) == 1:  # e.g. list scheduling, which reads the work before every start
             gpus, added = pending[0]
-            work[gpus] += added  # one GPU, or distinct ids (a fancy-indexed add is then exact)
+            if type(gpus) is int:
+                work[gpus] += added
+            elif len(gpus) < 8:  # scalar writes beat building an index array for a few GPUs
+                for gpu in gpus:
+                    work[gpu] += added
+            else:
+                work[np.array(gpus, dtype=np.int64)] += added  # distinct ids: the fancy-indexed add is exact
         else:
             index: list[int] = []
             values: list[float] = []
@@ -720,7 +726,7 @@ class Simulator:
             self.gpu_owner[int(ids[0])] = -1
         elif ids.size:
             self.gpu_owner[ids] = -1
-        self._return_free_ids(ids)
+        self._return_free_ids(ids.tolist())
         free = self.free_per_server
         for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
             free[server] += count
@@ -928,7 +934,7 @@ class Simulator:
                 server_ids += id_list
                 server_ids.sort()
             else:
-                self._return_free_ids(ids)
+                self._return_free_ids(id_list)
             free = self.free_per_server
             for server, count in zip(servers, self._server_counts[job]):
                 free[server] += count
@@ -968,9 +974,9 @@ class Simulator:
                 self._rerate(self._neighbours(neighbours_of))
         self.servers[job] = self._server_counts[job] = ()  # released: the records keep only the span
 
-    def _return_free_ids(self, ids: np.ndarray) -> None:
+    def _return_free_ids(self, ids: list[int]) -> None:
         free_ids, gpu_server = self._free_ids, self._gpu_server_list
-        for gpu in ids.tolist():
+        for gpu in ids:
             bisect.insort(free_ids[gpu_server[gpu]], gpu)
 
     def _drop_stale(self) -> None:
