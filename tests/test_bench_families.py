@@ -52,3 +52,24 @@ def test_reference_child_runs_fifo_pack_from_a_source_tree() -> None:
     assert figures["jobs_per_cpu_s"] > 0 and figures["cpu_seconds"] > 0
     with pytest.raises(RuntimeError, match="reference run failed"):
         bench.reference_fifo_pack("/nonexistent-tree", 64, 200, 0.9)
+
+
+def test_paired_ratios_decide_the_normalised_verdict_when_present() -> None:
+    # Medians alone: 5,000 / 7,000 = 0.71 (below); the runs paired with their reference say 0.85 (meets).
+    fam = _families({"min": 5_000.0, "median": 7_000.0, "max": 9_000.0, "n": 3})
+    fam["goal_ratios"] = {"fifo+pack": {"min": 0.70, "median": 0.75, "max": 0.9, "n": 3},
+                          "srsf+rand": {"min": 0.80, "median": 0.85, "max": 0.95, "n": 3}}
+    fam["fifo_pack_big"]["reference_ratio"] = 0.5
+    text = "\n".join(bench._format_families(fam))
+    assert "| 0.75 [0.70–0.90] | below | below |" in [r for r in text.splitlines() if r.startswith("| fifo+pack | 5,900")][0]
+    assert "| 0.85 [0.80–0.95] | below | meets |" in [r for r in text.splitlines() if r.startswith("| srsf+rand | 4,000")][0]
+    assert "Normalised: 1 of 2" in text and "paired ratios" in text
+    assert "0.50 × the reference run just before it: normalised below" in text
+
+
+def test_paper_goal_uses_the_paired_ratio_of_each_policy() -> None:
+    paper = [{"world": "asrpt", "rows": {"a-srpt": [{"jobs": 8_000, "jobs_per_cpu_s": 6_000.0, "reference_ratio": 0.9}],
+                                         "spjf": [{"jobs": 8_000, "jobs_per_cpu_s": 6_000.0}]}}]
+    lines = bench._format_paper_goal(paper, {"min": 9_000.0, "median": 10_000.0, "max": 11_000.0, "n": 3})
+    assert any(r.startswith("| asrpt | a-srpt | 8,000 | 6,000 | 0.90 | below | meets |") for r in lines)
+    assert any(r.startswith("| asrpt | spjf | 8,000 | 6,000 | 0.60 | below | below |") for r in lines)
