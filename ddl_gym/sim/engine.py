@@ -307,13 +307,13 @@ class Simulator:
         return tau
 
     def nominal_iteration_times(self) -> np.ndarray:
-        """:meth:`nominal_iteration_time` of every job (float64 array, the same values), vectorised
-        where the rate model is (every env reset ranks all jobs by it)."""
+        """:meth:`nominal_iteration_time` of every job (float64 array, the same values) through the rate
+        model's ``iteration_times`` (every env reset ranks all jobs by it)."""
         n = self._n
         cached = np.frombuffer(self._nominal_tau, dtype=np.float64) if n else np.zeros(0)
         if n and not np.isnan(cached).any():
             return cached.copy()
-        if self._contention_free or not getattr(self.bound, "vectorised_iteration_times", False):
+        if self._contention_free:
             return np.array([self.nominal_iteration_time(j) for j in range(n)], dtype=np.float64)
         gpus = np.asarray(self._gpus, dtype=np.int64)
         n_servers = -(-gpus // self._max_server_gpus)
@@ -726,7 +726,7 @@ class Simulator:
             self.gpu_owner[int(ids[0])] = -1
         elif ids.size:
             self.gpu_owner[ids] = -1
-        self._return_free_ids(ids.tolist())
+        self._return_free_ids(ids.tolist(), gpu_servers)
         free = self.free_per_server
         for server, count in zip(servers, counts):  # scalar updates: a few servers, no fancy indexing
             free[server] += count
@@ -929,12 +929,7 @@ class Simulator:
             else:
                 self.gpu_owner[ids] = -1
             self._held[job] = None
-            if len(servers) == 1:  # back into one ascending list: a C-level merge, not an insort per GPU
-                server_ids = self._free_ids[servers[0]]
-                server_ids += id_list
-                server_ids.sort()
-            else:
-                self._return_free_ids(id_list)
+            self._return_free_ids(id_list, servers)
             free = self.free_per_server
             for server, count in zip(servers, self._server_counts[job]):
                 free[server] += count
@@ -974,8 +969,15 @@ class Simulator:
                 self._rerate(self._neighbours(neighbours_of))
         self.servers[job] = self._server_counts[job] = ()  # released: the records keep only the span
 
-    def _return_free_ids(self, ids: list[int]) -> None:
-        free_ids, gpu_server = self._free_ids, self._gpu_server_list
+    def _return_free_ids(self, ids: list[int], servers: tuple[int, ...]) -> None:
+        """Put ``ids`` (held on ``servers``) back into the ascending per-server free lists."""
+        free_ids = self._free_ids
+        if len(servers) == 1:  # one list: a C-level merge, not an insort per GPU
+            server_ids = free_ids[servers[0]]
+            server_ids += ids
+            server_ids.sort()
+            return
+        gpu_server = self._gpu_server_list
         for gpu in ids:
             bisect.insort(free_ids[gpu_server[gpu]], gpu)
 

@@ -147,7 +147,6 @@ class RARContentionModel:
 
 class _BoundRAR:
     contention_free = False
-    vectorised_iteration_times = True  # iteration_times is numpy code, not a loop over iteration_time
 
     def __init__(self, model: RARContentionModel, cluster: ClusterSpec, workload: Workload) -> None:
         w = workload.gpus.astype(np.float64)
@@ -163,12 +162,12 @@ class _BoundRAR:
         self._b_intra = cluster.intra_bandwidth
         self._b_inter = cluster.inter_bandwidth
 
+    def _split_bandwidth(self, contention: int) -> float:
+        """Effective inter-server bandwidth of a split job under contention count ``contention``."""
+        return self._b_inter / self._f(self._alpha, max(1.0, self._xi1 * contention))
+
     def iteration_time(self, job: int, n_servers: int, contention: int) -> float:
-        if n_servers <= 1:
-            bandwidth = self._b_intra
-        else:
-            level = max(1.0, self._xi1 * contention)
-            bandwidth = self._b_inter / self._f(self._alpha, level)
+        bandwidth = self._b_intra if n_servers <= 1 else self._split_bandwidth(contention)
         return self._compute[job] + self._xi2 * n_servers + self._exchange[job] / bandwidth
 
     def iteration_times(self, jobs: np.ndarray, n_servers: np.ndarray, contention: np.ndarray) -> np.ndarray:
@@ -180,7 +179,7 @@ class _BoundRAR:
         bandwidth = np.full(jobs.shape, self._b_intra, dtype=np.float64)
         split = n_servers > 1
         for p in np.unique(contention[split]).tolist():
-            bandwidth[split & (contention == p)] = self._b_inter / self._f(self._alpha, max(1.0, self._xi1 * p))
+            bandwidth[split & (contention == p)] = self._split_bandwidth(p)
         compute = np.frombuffer(self._compute, dtype=np.float64)[jobs] if len(self._compute) else np.zeros(0)
         exchange = np.frombuffer(self._exchange, dtype=np.float64)[jobs] if len(self._exchange) else np.zeros(0)
         return compute + self._xi2 * n_servers + exchange / bandwidth
