@@ -184,6 +184,14 @@ def _stats(values: Sequence[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values), "n": len(values)}
 
 
+NO_REFERENCE = "skipped: no reference tree (set DDL_GYM_REFERENCE_TREE to a checkout of 9a99d18)"
+
+
+def family_jobs_grid(quick: bool) -> tuple[int, int]:
+    """Jobs counts of section (d); the last is the goal cell's, which the reference runs too."""
+    return (2_000, 20_000) if quick else (10_000, 100_000)
+
+
 def family_scaling(quick: bool, load: float = 0.9, policies: Sequence[str] | None = None,
                    repeats: int | None = None, reference: bool = True) -> dict[str, Any]:
     """jobs/CPU-s of every classic policy over a (GPUs × jobs) grid, the goal cell repeated, against the reference.
@@ -197,7 +205,7 @@ def family_scaling(quick: bool, load: float = 0.9, policies: Sequence[str] | Non
     policies = list(policies or [f"{o}+{p}" for o in ORDERS for p in PLACEMENTS])
     repeats = repeats if repeats is not None else (1 if quick else 3)
     gpus_grid = (256, 1024) if quick else (1024, 16_384)
-    jobs_grid = (2_000, 20_000) if quick else (10_000, 100_000)
+    jobs_grid = family_jobs_grid(quick)
     goal_cell = (1024, jobs_grid[-1])
     tree = reference_tree() if reference else None
     cells: dict[str, list[dict[str, float]]] = {p: [] for p in policies}
@@ -234,8 +242,7 @@ def family_scaling(quick: bool, load: float = 0.9, policies: Sequence[str] | Non
     return {"load": load, "gpus_grid": list(gpus_grid), "jobs_grid": list(jobs_grid), "cells": cells,
             "goal_cell": list(goal_cell), "goal_runs": {p: _stats(v) for p, v in goal_runs.items() if v},
             "goal_ratios": {p: _stats(v) for p, v in goal_ratios.items() if v},
-            "reference": (_stats(reference_runs) if reference_runs else
-                          "skipped: no reference tree (set DDL_GYM_REFERENCE_TREE to a checkout of 9a99d18)"),
+            "reference": _stats(reference_runs) if reference_runs else NO_REFERENCE,
             "reference_tree": tree, "fifo_pack_big": pack}
 
 
@@ -317,28 +324,18 @@ def _paper_case(world: str, jobs: int, gpus: int, load: float) -> tuple[Any, Any
     return cluster, workload, scenario.model
 
 
-def paper_reference(quick: bool, load: float = 0.9, repeats: int | None = None) -> dict[str, float] | str:
-    """The reference of section (d) (pre-round fifo+pack, 1,024 GPUs, the goal cell's jobs) for (d2) alone."""
-    tree = reference_tree()
-    if tree is None:
-        return "skipped: no reference tree (set DDL_GYM_REFERENCE_TREE to a checkout of 9a99d18)"
-    jobs = 10_000 if quick else 100_000
-    runs = [reference_fifo_pack(tree, 1024, jobs, load)["jobs_per_cpu_s"] for _ in range(repeats or (1 if quick else 3))]
-    print(f"  reference fifo+pack {jobs:,} jobs 1,024 GPUs: {', '.join(f'{r:,.0f}' for r in runs)} jobs/CPU-s",
-          file=sys.stderr, flush=True)
-    return _stats(runs)
-
-
-def paper_scaling(quick: bool, load: float = 0.9, reference: bool = True) -> list[dict[str, Any]]:
-    """jobs/CPU-s and the fitted growth exponent of the job-level paper policies.
+def paper_scaling(quick: bool, load: float = 0.9, reference: bool = True) -> tuple[list[dict[str, Any]], list[float]]:
+    """jobs/CPU-s and the fitted growth exponent of the job-level paper policies, and the reference runs.
 
     At each world's largest size every policy run follows a run of the reference (section (d)'s
-    pre-round fifo+pack, when :func:`reference_tree` is present) and keeps the paired ratio.
+    pre-round fifo+pack on its goal cell, when :func:`reference_tree` is present) and keeps the
+    paired ratio; the reference's own rates are returned for the report's header.
     """
     from ddl_gym.sim.model import ConfigError
 
     tree = reference_tree() if reference else None
-    reference_jobs = 10_000 if quick else 100_000
+    reference_jobs = family_jobs_grid(quick)[-1]
+    reference_runs: list[float] = []
     out = []
     for spec in _paper_worlds(quick):
         rows: dict[str, list[dict[str, float]]] = {p: [] for p in spec["policies"]}
@@ -351,17 +348,17 @@ def paper_scaling(quick: bool, load: float = 0.9, reference: bool = True) -> lis
             for policy in spec["policies"]:
                 paired = tree is not None and jobs == spec["jobs_grid"][-1]
                 if paired:
-                    reference_rate = reference_fifo_pack(tree, 1024, reference_jobs, load)["jobs_per_cpu_s"]
+                    reference_runs.append(reference_fifo_pack(tree, 1024, reference_jobs, load)["jobs_per_cpu_s"])
                 figures = simulate_jobs_per_second(*case, policy=policy)
                 rows[policy].append({k: figures[k] for k in ("jobs", "gpus", "cpu_seconds", "jobs_per_cpu_s")})
                 if paired:
-                    rows[policy][-1]["reference_ratio"] = figures["jobs_per_cpu_s"] / reference_rate
+                    rows[policy][-1]["reference_ratio"] = figures["jobs_per_cpu_s"] / reference_runs[-1]
                 print(f"  {policy} {jobs:,} jobs: {figures['jobs_per_cpu_s']:,.0f} jobs/CPU-s", file=sys.stderr, flush=True)
         world = {**{k: spec[k] for k in ("world", "note", "gpus")}, "jobs_grid": list(spec["jobs_grid"]), "rows": rows}
         if spec["world"] == "sjf-bco":
             world["online_modes"] = sjf_bco_online_modes(quick, load)
         out.append(world)
-    return out
+    return out, reference_runs
 
 
 _RSS_CHILD = """
@@ -414,10 +411,8 @@ def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
     if "families" in sections:
         report["families"] = family_scaling(quick, saturated_load, repeats=family_repeats)
     if "paper" in sections:
-        report["paper"] = paper_scaling(quick, saturated_load)
-        families = report.get("families")
-        report["paper_reference"] = (families["reference"] if families is not None
-                                     else paper_reference(quick, saturated_load, family_repeats))
+        report["paper"], paired_references = paper_scaling(quick, saturated_load)
+        report["paper_reference"] = _stats(paired_references) if paired_references else NO_REFERENCE
     if "memory" in sections:
         report["memory"] = peak_rss(100_000 if quick else 1_000_000, load=saturated_load)
     for name, script in SUB_BENCHES.items():
