@@ -15,6 +15,7 @@ depend on machine load: it runs each case at ``jobs/4`` and ``jobs`` jobs and re
 difference per job (start-up and imports cancel), and new/old of those.
 GPUS ``asrpt`` is the bench's asrpt-sim world (section d2: 32x8 V100, pipeline jobs, ``jobs`` jobs;
 its load is the scenario's); its instruction count subtracts a run that only builds the case.
+GPUS ``sjf-bco-offline`` is section d2's offline SJF-BCO world (1,024 GPUs, all jobs at t = 0).
 ``--reference`` also times the pre-round code's fifo+pack on 100k jobs / 1,024 GPUs at load 0.9
 (``bench.reference_tree``) once per repeat and prints the new tree's medians over its median (the
 normalised reading of issue 13's goal).
@@ -38,8 +39,8 @@ import importlib.util, json, sys, numpy as np
 spec = importlib.util.spec_from_file_location("b", sys.argv[1] + "/scripts/bench.py")
 b = importlib.util.module_from_spec(spec); spec.loader.exec_module(b)
 policy, gpus, load, jobs = sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
-if gpus == "asrpt":
-    cluster, workload, model = b._paper_case("asrpt", jobs, 256, load)
+if gpus in ("asrpt", "sjf-bco-offline"):
+    cluster, workload, model = b._paper_case(gpus, jobs, 256 if gpus == "asrpt" else 1024, load)
 else:
     cluster, workload, model = b.synthetic_case(int(gpus), jobs, load=load)
 if policy != "-":  # "-": build the case only (the baseline an instruction count subtracts)
@@ -78,7 +79,9 @@ def instructions(tree: str, policy: str, gpus: int | str, load: float, jobs: int
 
 
 def _label(policy: str, gpus: int | str, load: float) -> str:
-    return f"{policy}, asrpt-sim world" if gpus == "asrpt" else f"{policy}, {gpus} GPUs, load {load}"
+    if isinstance(gpus, str):
+        return f"{policy}, {'asrpt-sim' if gpus == 'asrpt' else gpus} world"
+    return f"{policy}, {gpus} GPUs, load {load}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,12 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=50_000)
     parser.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
     parser.add_argument("--cases", help="POLICY:GPUS:LOAD,... instead of the default cases (e.g. fifo+rand:1024:0.9; "
-                                            "GPUS 'asrpt': the asrpt-sim world)")
+                                            "GPUS 'asrpt': the asrpt-sim world; 'sjf-bco-offline': SJF-BCO's offline world)")
     parser.add_argument("--reference", action="store_true",
                         help="also time the pre-round fifo+pack (100k jobs, 1,024 GPUs) and print new ÷ it")
     args = parser.parse_args(argv)
     cases = CASES if not args.cases else tuple(
-        (p, g if g == "asrpt" else int(g), float(lo)) for p, g, lo in (c.split(":") for c in args.cases.split(",")))
+        (p, g if g in ("asrpt", "sjf-bco-offline") else int(g), float(lo)) for p, g, lo in (c.split(":") for c in args.cases.split(",")))
     if args.instructions:
         print("| case | old instructions/job | new instructions/job | new/old |")
         print("|---|---:|---:|---:|")
@@ -102,13 +105,13 @@ def main(argv: list[str] | None = None) -> int:
         for policy, gpus, load in cases:
             per_job = []
             for tree in (args.old, args.new):
-                if gpus == "asrpt":  # windows of different sizes are different worlds: subtract the build instead
+                if isinstance(gpus, str):  # named worlds differ by size: subtract the build instead
                     delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, "-", gpus, load, args.jobs)
                     per_job.append(delta / args.jobs)
                 else:
                     delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, policy, gpus, load, small)
                     per_job.append(delta / (args.jobs - small))
-            size = f"{args.jobs:,} jobs" if gpus == "asrpt" else f"{small:,}->{args.jobs:,} jobs"
+            size = f"{args.jobs:,} jobs" if isinstance(gpus, str) else f"{small:,}->{args.jobs:,} jobs"
             print(f"| {_label(policy, gpus, load)}, {size} | {per_job[0]:,.0f} | "
                   f"{per_job[1]:,.0f} | {per_job[1] / per_job[0]:.3f} |", flush=True)
         return 0

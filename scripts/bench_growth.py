@@ -1,0 +1,147 @@
+"""Growth of the job-level engine's cost with the number of jobs, counted in instructions (callgrind).
+
+The growth exponents of ``ddl-gym bench`` (sections d and d2) are fitted to CPU seconds, which drift
+with the shared machine's speed during a run (a slow spell at the largest size reads as super-linear
+growth). Executed instructions do not drift. For each case this counts, with valgrind's callgrind,
+the instructions of a run of the case at each size of ``--jobs`` and of a run that only builds it,
+so imports and workload generation cancel, and fits the log-log slope of the simulated instructions
+against jobs. It prints the slope that n·log n gives over the same sizes next to it (1 is linear,
+2 quadratic). Needs ``valgrind``; a case takes minutes (callgrind runs ~50× slower).
+
+Usage::
+
+    python scripts/bench_growth.py                       # the default cases, 2,500 and 10,000 jobs
+    python scripts/bench_growth.py --cases srsf+ff:16384:0.9,a-srpt:asrpt:0.9 --jobs 2000,8000
+    python scripts/bench_growth.py --out notes/bench_growth.md
+
+Cases are ``POLICY:GPUS:LOAD`` as in ``scripts/bench_engine_compare.py``: a synthetic case of the
+bench on GPUS GPUs at that offered load, or GPUS ``asrpt`` (the asrpt-sim world) or
+``sjf-bco-offline`` (SJF-BCO's offline world on 1,024 GPUs); LOAD is ignored by those two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Sequence
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+
+from bench_engine_compare import _CHILD, instructions  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# The wall-time exponents of the last reports that stood above n·log n, and one case per world.
+DEFAULT_CASES = ("fifo+pack:1024:0.9", "srsf+ff:16384:0.9", "fifo+ls:1024:0.9", "srsf+rand:1024:0.9",
+                 "a-srpt:asrpt:0.9", "wcs-workload:asrpt:0.9", "wcs-subtime:asrpt:0.9", "sjf-bco:sjf-bco-offline:0")
+
+
+def growth_exponent(jobs: Sequence[float], simulated_instructions: Sequence[float]) -> float:
+    """Least-squares slope of log(instructions) against log(jobs)."""
+    if len(jobs) < 2 or min(simulated_instructions) <= 0:
+        raise ValueError(f"need >= 2 sizes with positive simulated instructions, got {list(simulated_instructions)}")
+    return float(np.polyfit(np.log(np.asarray(jobs, float)), np.log(np.asarray(simulated_instructions, float)), 1)[0])
+
+
+def nlogn_exponent(jobs: Sequence[float]) -> float:
+    """The slope :func:`growth_exponent` reads for a cost exactly proportional to n·log n over ``jobs``."""
+    return growth_exponent(jobs, [n * math.log(n) for n in jobs])
+
+
+def parse_case(text: str) -> tuple[str, int | str, float]:
+    parts = text.split(":")
+    if len(parts) != 3 or not parts[0]:
+        raise ValueError(f"case {text!r}: expected POLICY:GPUS:LOAD (e.g. fifo+pack:1024:0.9)")
+    policy, gpus, load = parts
+    if gpus not in ("asrpt", "sjf-bco-offline") and not gpus.isdigit():
+        raise ValueError(f"case {text!r}: GPUS must be a number, 'asrpt' or 'sjf-bco-offline', got {gpus!r}")
+    try:
+        load_value = float(load)
+    except ValueError:
+        raise ValueError(f"case {text!r}: LOAD must be a number, got {load!r}") from None
+    return policy, gpus if not gpus.isdigit() else int(gpus), load_value
+
+
+def _label(policy: str, gpus: int | str, load: float) -> str:
+    if isinstance(gpus, str):
+        return f"{policy}, {gpus} world"
+    return f"{policy}, {gpus:,} GPUs, load {load:g}"
+
+
+def regime(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> dict[str, float]:
+    """GPU allocation utilisation and mean queueing delay of a plain run: longer runs of a near-saturated
+    case queue more and place more jobs across servers, which costs more per job at any engine speed."""
+    env = dict(os.environ, PYTHONPATH=tree)
+    done = subprocess.run([sys.executable, "-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)],
+                          env=env, capture_output=True, text=True, cwd="/tmp")
+    if done.returncode != 0:
+        raise RuntimeError(f"{_label(policy, gpus, load)}, {jobs:,} jobs failed: "
+                           f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"gpu_alloc_util": figures["gpu_alloc_util"], "avg_queue_s": figures["avg_queue_s"]}
+
+
+def measure_case(tree: str, policy: str, gpus: int | str, load: float, sizes: Sequence[int]) -> list[float]:
+    """Simulated instructions (run minus build-only run) at each size."""
+    out = []
+    for jobs in sizes:
+        built = instructions(tree, "-", gpus, load, jobs)
+        out.append(float(instructions(tree, policy, gpus, load, jobs) - built))
+        print(f"  {_label(policy, gpus, load)}, {jobs:,} jobs: {out[-1] / jobs:,.0f} instructions/job",
+              file=sys.stderr, flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", default=str(REPO_ROOT), help="source tree to measure (default: this checkout)")
+    parser.add_argument("--cases", default=",".join(DEFAULT_CASES), help="POLICY:GPUS:LOAD,...")
+    parser.add_argument("--jobs", default="2500,10000", help="job counts, comma-separated (>= 2)")
+    parser.add_argument("--out", help="also write the report to this file")
+    args = parser.parse_args(argv)
+    try:
+        cases = [parse_case(c) for c in args.cases.split(",")]
+        sizes = sorted({int(j) for j in args.jobs.split(",")})
+    except ValueError as exc:
+        parser.error(str(exc))
+    if len(sizes) < 2 or sizes[0] < 1:
+        parser.error(f"--jobs: need at least two distinct positive job counts, got {args.jobs!r}")
+    reference = nlogn_exponent(sizes)
+    command = f"python scripts/bench_growth.py --jobs {','.join(map(str, sizes))}"
+    if args.cases != ",".join(DEFAULT_CASES):
+        command += f" --cases {args.cases}"
+    head = " | ".join(f"instructions/job at {n:,}" for n in sizes)
+    regime_head = " | ".join(f"alloc. util / mean queue (s) at {n:,}" for n in sizes)
+    lines = ["# ddl-gym engine growth in instructions", "",
+             f"Python {platform.python_version()} on {platform.machine()}; `{command}`. Simulated instructions = a run's count minus a build-only "
+             "run's; exponent = log-log slope against jobs. Over these sizes n·log n gives "
+             f"{reference:.2f}, linear 1, quadratic 2.", "",
+             "Per-job cost rises with the job count where a case saturates as it runs longer (allocation "
+             "utilisation and queueing grow, more jobs are placed across servers and re-rate their neighbours): "
+             "the last columns give that regime at each size, from a plain run.", "",
+             f"| case | {head} | exponent | {regime_head} |", "|---|" + "---:|" * (2 * len(sizes) + 1)]
+    for policy, gpus, load in cases:
+        counts = measure_case(args.tree, policy, gpus, load, sizes)
+        per_job = " | ".join(f"{c / n:,.0f}" for c, n in zip(counts, sizes))
+        regimes = [regime(args.tree, policy, gpus, load, n) for n in sizes]
+        states = " | ".join(f"{r['gpu_alloc_util']:.2f} / {r['avg_queue_s']:,.0f}" for r in regimes)
+        lines.append(f"| {_label(policy, gpus, load)} | {per_job} | {growth_exponent(sizes, counts):.2f} | {states} |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if args.out:
+        Path(args.out).write_text(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
