@@ -33,6 +33,7 @@ import subprocess
 import sys
 
 CASES = (("fifo+pack", 1024, 0.7), ("fifo+pack", 1024, 0.9), ("srsf+ca", 256, 0.7))
+NAMED_WORLDS = ("asrpt", "sjf-bco-offline")  # GPUS values that name a bench world instead of a GPU count
 
 _CHILD = r"""
 import importlib.util, json, sys, numpy as np
@@ -48,15 +49,45 @@ if policy != "-":  # "-": build the case only (the baseline an instruction count
 """
 
 
+def parse_case(text: str) -> tuple[str, int | str, float]:
+    """``POLICY:GPUS:LOAD`` -> (policy, GPU count or a :data:`NAMED_WORLDS` name, load); errors name the field."""
+    parts = text.split(":")
+    if len(parts) != 3 or not parts[0]:
+        raise ValueError(f"case {text!r}: expected POLICY:GPUS:LOAD (e.g. fifo+pack:1024:0.9)")
+    policy, gpus, load = parts
+    if gpus not in NAMED_WORLDS and not gpus.isdigit():
+        raise ValueError(f"case {text!r}: GPUS must be a number or one of {', '.join(NAMED_WORLDS)}, got {gpus!r}")
+    try:
+        load_value = float(load)
+    except ValueError:
+        raise ValueError(f"case {text!r}: LOAD must be a number, got {load!r}") from None
+    return policy, gpus if gpus in NAMED_WORLDS else int(gpus), load_value
+
+
+def case_label(policy: str, gpus: int | str, load: float) -> str:
+    if isinstance(gpus, str):
+        return f"{policy}, {'asrpt-sim' if gpus == 'asrpt' else gpus} world"
+    return f"{policy}, {gpus:,} GPUs, load {load:g}"
+
+
+def _child_args(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> list[str]:
+    return ["-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)]
+
+
+def _child_figures(stdout: str) -> dict[str, float]:
+    """The figures a child run prints (:func:`bench.simulate_jobs_per_second`), from its last line."""
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
 def measure(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> float:
     env = dict(os.environ, PYTHONPATH=tree)
-    out = subprocess.run([sys.executable, "-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)],
+    out = subprocess.run([sys.executable, *_child_args(tree, policy, gpus, load, jobs)],
                          env=env, capture_output=True, text=True, check=True, cwd="/tmp")
-    return float(json.loads(out.stdout.strip().splitlines()[-1])["jobs_per_cpu_s"])
+    return float(_child_figures(out.stdout)["jobs_per_cpu_s"])
 
 
-def callgrind_instructions(python_args: list[str], tree: str | None = None, cwd: str | None = None) -> int:
-    """Instructions valgrind's callgrind counts for ``python <python_args>`` (whole process).
+def callgrind_run(python_args: list[str], tree: str | None = None, cwd: str | None = None) -> tuple[int, str]:
+    """Instructions valgrind's callgrind counts for ``python <python_args>`` (whole process), and its stdout.
 
     ``tree``: a source tree put first on ``PYTHONPATH`` (None: this interpreter's own packages).
     """
@@ -70,18 +101,23 @@ def callgrind_instructions(python_args: list[str], tree: str | None = None, cwd:
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"callgrind run failed: {done.stderr.strip().splitlines()[-1:]}")
-    return int(found.group(1))
+    return int(found.group(1)), done.stdout
+
+
+def callgrind_instructions(python_args: list[str], tree: str | None = None, cwd: str | None = None) -> int:
+    """:func:`callgrind_run`'s instruction count alone."""
+    return callgrind_run(python_args, tree, cwd)[0]
 
 
 def instructions(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> int:
-    """Instructions callgrind counts for one run of a synthetic case (whole process)."""
-    return callgrind_instructions(["-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)], tree)
+    """Instructions callgrind counts for one run of a bench case (whole process)."""
+    return callgrind_instructions(_child_args(tree, policy, gpus, load, jobs), tree)
 
 
-def _label(policy: str, gpus: int | str, load: float) -> str:
-    if isinstance(gpus, str):
-        return f"{policy}, {'asrpt-sim' if gpus == 'asrpt' else gpus} world"
-    return f"{policy}, {gpus} GPUs, load {load}"
+def instructions_and_figures(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> tuple[int, dict[str, float]]:
+    """:func:`instructions` of a policy run, with the figures that run printed (its regime, not its timing)."""
+    count, stdout = callgrind_run(_child_args(tree, policy, gpus, load, jobs), tree)
+    return count, _child_figures(stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", action="store_true",
                         help="also time the pre-round fifo+pack (100k jobs, 1,024 GPUs) and print new ÷ it")
     args = parser.parse_args(argv)
-    cases = CASES if not args.cases else tuple(
-        (p, g if g in ("asrpt", "sjf-bco-offline") else int(g), float(lo)) for p, g, lo in (c.split(":") for c in args.cases.split(",")))
+    try:
+        cases = CASES if not args.cases else tuple(parse_case(c) for c in args.cases.split(","))
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.instructions:
         print("| case | old instructions/job | new instructions/job | new/old |")
         print("|---|---:|---:|---:|")
@@ -112,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                     delta = instructions(tree, policy, gpus, load, args.jobs) - instructions(tree, policy, gpus, load, small)
                     per_job.append(delta / (args.jobs - small))
             size = f"{args.jobs:,} jobs" if isinstance(gpus, str) else f"{small:,}->{args.jobs:,} jobs"
-            print(f"| {_label(policy, gpus, load)}, {size} | {per_job[0]:,.0f} | "
+            print(f"| {case_label(policy, gpus, load)}, {size} | {per_job[0]:,.0f} | "
                   f"{per_job[1]:,.0f} | {per_job[1] / per_job[0]:.3f} |", flush=True)
         return 0
     reference: list[float] = []
@@ -139,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
           + (" new ÷ reference (medians) |" if ref else ""))
     print("|---|---|---|---|" + ("---:|" if ref else ""))
     for policy, gpus, load, old, new in rows:
-        print(f"| {_label(policy, gpus, load)}, {args.jobs:,} jobs | {fmt(old)} | {fmt(new)} | "
+        print(f"| {case_label(policy, gpus, load)}, {args.jobs:,} jobs | {fmt(old)} | {fmt(new)} | "
               f"{statistics.median(new) / statistics.median(old):.3f} |"
               + (f" {statistics.median(new) / ref:.2f} |" if ref else ""), flush=True)
     if ref:

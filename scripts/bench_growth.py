@@ -6,7 +6,10 @@ growth). Executed instructions do not drift. For each case this counts, with val
 the instructions of a run of the case at each size of ``--jobs`` and of a run that only builds it,
 so imports and workload generation cancel, and fits the log-log slope of the simulated instructions
 against jobs. It prints the slope that n·log n gives over the same sizes next to it (1 is linear,
-2 quadratic). Needs ``valgrind``; a case takes minutes (callgrind runs ~50× slower).
+2 quadratic), and, from the same runs, each size's regime (allocation utilisation, mean jobs
+waiting, servers per started job, share of jobs split across servers, rates set per job), which
+sets the work per job at any engine speed. Needs ``valgrind``; a case takes minutes (callgrind
+runs ~50× slower).
 
 Usage::
 
@@ -22,11 +25,9 @@ bench on GPUS GPUs at that offered load, or GPUS ``asrpt`` (the asrpt-sim world)
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
-import subprocess
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -35,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from bench_engine_compare import _CHILD, instructions  # noqa: E402
+from bench_engine_compare import case_label, instructions, instructions_and_figures, parse_case  # noqa: E402,F401
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,48 +57,26 @@ def nlogn_exponent(jobs: Sequence[float]) -> float:
     return growth_exponent(jobs, [n * math.log(n) for n in jobs])
 
 
-def parse_case(text: str) -> tuple[str, int | str, float]:
-    parts = text.split(":")
-    if len(parts) != 3 or not parts[0]:
-        raise ValueError(f"case {text!r}: expected POLICY:GPUS:LOAD (e.g. fifo+pack:1024:0.9)")
-    policy, gpus, load = parts
-    if gpus not in ("asrpt", "sjf-bco-offline") and not gpus.isdigit():
-        raise ValueError(f"case {text!r}: GPUS must be a number, 'asrpt' or 'sjf-bco-offline', got {gpus!r}")
-    try:
-        load_value = float(load)
-    except ValueError:
-        raise ValueError(f"case {text!r}: LOAD must be a number, got {load!r}") from None
-    return policy, gpus if not gpus.isdigit() else int(gpus), load_value
+def regime_cell(figures: dict[str, float]) -> str:
+    """One size's regime: allocation utilisation, mean jobs waiting, servers per started job, split
+    share, rates set per job (longer runs of a near-saturated case queue more and split more jobs,
+    which costs more per job at any engine speed)."""
+    return (f"{figures['gpu_alloc_util']:.2f} / {figures['mean_waiting']:,.0f} / {figures['servers_per_job']:.2f} / "
+            f"{figures['split_share']:.0%} / {figures['rate_changes_per_job']:.2f}")
 
 
-def _label(policy: str, gpus: int | str, load: float) -> str:
-    if isinstance(gpus, str):
-        return f"{policy}, {gpus} world"
-    return f"{policy}, {gpus:,} GPUs, load {load:g}"
-
-
-def regime(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> dict[str, float]:
-    """GPU allocation utilisation and mean queueing delay of a plain run: longer runs of a near-saturated
-    case queue more and place more jobs across servers, which costs more per job at any engine speed."""
-    env = dict(os.environ, PYTHONPATH=tree)
-    done = subprocess.run([sys.executable, "-c", _CHILD, tree, policy, str(gpus), str(load), str(jobs)],
-                          env=env, capture_output=True, text=True, cwd="/tmp")
-    if done.returncode != 0:
-        raise RuntimeError(f"{_label(policy, gpus, load)}, {jobs:,} jobs failed: "
-                           f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"gpu_alloc_util": figures["gpu_alloc_util"], "avg_queue_s": figures["avg_queue_s"]}
-
-
-def measure_case(tree: str, policy: str, gpus: int | str, load: float, sizes: Sequence[int]) -> list[float]:
-    """Simulated instructions (run minus build-only run) at each size."""
-    out = []
+def measure_case(tree: str, policy: str, gpus: int | str, load: float,
+                 sizes: Sequence[int]) -> tuple[list[float], list[dict[str, float]]]:
+    """Simulated instructions (run minus build-only run) at each size, and the figures each run printed."""
+    counts, figures = [], []
     for jobs in sizes:
         built = instructions(tree, "-", gpus, load, jobs)
-        out.append(float(instructions(tree, policy, gpus, load, jobs) - built))
-        print(f"  {_label(policy, gpus, load)}, {jobs:,} jobs: {out[-1] / jobs:,.0f} instructions/job",
+        count, printed = instructions_and_figures(tree, policy, gpus, load, jobs)
+        counts.append(float(count - built))
+        figures.append(printed)
+        print(f"  {case_label(policy, gpus, load)}, {jobs:,} jobs: {counts[-1] / jobs:,.0f} instructions/job",
               file=sys.stderr, flush=True)
-    return out
+    return counts, figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,21 +98,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases != ",".join(DEFAULT_CASES):
         command += f" --cases {args.cases}"
     head = " | ".join(f"instructions/job at {n:,}" for n in sizes)
-    regime_head = " | ".join(f"alloc. util / mean queue (s) at {n:,}" for n in sizes)
+    regime_head = " | ".join(f"regime at {n:,}" for n in sizes)
     lines = ["# ddl-gym engine growth in instructions", "",
              f"Python {platform.python_version()} on {platform.machine()}; `{command}`. Simulated instructions = a run's count minus a build-only "
              "run's; exponent = log-log slope against jobs. Over these sizes n·log n gives "
              f"{reference:.2f}, linear 1, quadratic 2.", "",
-             "Per-job cost rises with the job count where a case saturates as it runs longer (allocation "
-             "utilisation and queueing grow, more jobs are placed across servers and re-rate their neighbours): "
-             "the last columns give that regime at each size, from a plain run.", "",
+             "Per-job cost rises with the job count where a case saturates as it runs longer (more jobs wait, "
+             "more are placed across servers and re-rate their neighbours). The regime columns give, from the "
+             "same runs: allocation utilisation / mean jobs waiting (Little's law) / servers per started job / "
+             "share of jobs placed across servers / rates set per job.", "",
              f"| case | {head} | exponent | {regime_head} |", "|---|" + "---:|" * (2 * len(sizes) + 1)]
     for policy, gpus, load in cases:
-        counts = measure_case(args.tree, policy, gpus, load, sizes)
+        counts, figures = measure_case(args.tree, policy, gpus, load, sizes)
         per_job = " | ".join(f"{c / n:,.0f}" for c, n in zip(counts, sizes))
-        regimes = [regime(args.tree, policy, gpus, load, n) for n in sizes]
-        states = " | ".join(f"{r['gpu_alloc_util']:.2f} / {r['avg_queue_s']:,.0f}" for r in regimes)
-        lines.append(f"| {_label(policy, gpus, load)} | {per_job} | {growth_exponent(sizes, counts):.2f} | {states} |")
+        states = " | ".join(regime_cell(f) for f in figures)
+        lines.append(f"| {case_label(policy, gpus, load)} | {per_job} | {growth_exponent(sizes, counts):.2f} | {states} |")
         print(lines[-1], file=sys.stderr, flush=True)
     text = "\n".join(lines) + "\n"
     print(text, end="")

@@ -73,3 +73,11 @@ def test_paper_goal_uses_the_paired_ratio_of_each_policy() -> None:
     lines = bench._format_paper_goal(paper, {"min": 9_000.0, "median": 10_000.0, "max": 11_000.0, "n": 3})
     assert any(r.startswith("| asrpt | a-srpt | 8,000 | 6,000 | 0.90 | below | meets |") for r in lines)
     assert any(r.startswith("| asrpt | spjf | 8,000 | 6,000 | 0.60 | below | below |") for r in lines)
+
+
+def test_memory_section_gives_the_verdict_and_the_queue_of_the_run() -> None:
+    mem = {"jobs": 1_000_000, "gpus": 1024, "policy": "fifo+pack", "peak_mb": 431.2, "after_workload_mb": 164.0,
+           "jobs_per_cpu_s": 7_215.0, "mean_waiting": 366_816.4}
+    text = "\n".join(bench._format_memory(mem))
+    assert "meets the goal of < 500 MB" in text and "366,816 jobs wait on average" in text
+    assert "above the goal of < 500 MB" in "\n".join(bench._format_memory({**mem, "peak_mb": 612.0}))

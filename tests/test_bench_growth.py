@@ -49,3 +49,23 @@ def test_bad_jobs_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
         growth.main(["--jobs", "5000"])
     assert exit_info.value.code == 2
     assert "at least two distinct positive job counts" in capsys.readouterr().err
+
+
+def test_regime_cell_shows_each_figure_of_the_run() -> None:
+    cell = growth.regime_cell({"gpu_alloc_util": 0.937, "mean_waiting": 2251.8, "servers_per_job": 2.6016,
+                               "split_share": 0.3927, "rate_changes_per_job": 1.4641})
+    assert cell == "0.94 / 2,252 / 2.60 / 39% / 1.46"
+
+
+def test_bench_regime_figures_tell_spread_from_pack() -> None:
+    from ddl_gym.cli import _load_bench
+
+    bench = _load_bench()
+    case = bench.synthetic_case(64, 300, load=0.9)
+    pack = bench.simulate_jobs_per_second(*case, policy="fifo+pack")
+    spread = bench.simulate_jobs_per_second(*case, policy="fifo+spread")
+    # spread places jobs across servers on purpose: more servers per job, more splits, more re-rates.
+    assert spread["servers_per_job"] > pack["servers_per_job"]
+    assert spread["split_share"] > pack["split_share"]
+    assert spread["rate_changes_per_job"] > pack["rate_changes_per_job"] >= 1.0
+    assert pack["mean_waiting"] > 0.0

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddl_gym.baselines.classic import ClassicPolicy
-from ddl_gym.sim.engine import InvariantError, SimulationError, Simulator, run_policy
+from ddl_gym.sim.engine import DONE, InvariantError, SimulationError, Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel, RARContentionModel, per_iteration_times
 from ddl_gym.sim.zoo import MODEL_ZOO
@@ -197,3 +197,15 @@ def test_placements_on_one_server_are_validated_on_the_fast_path_too():
     sim.start(2, [5, 4])  # one server, not in ascending order: the general path
     assert sim.free_gpu_list(1) == [6, 7] and sim.placement[2].tolist() == [5, 4]
     sim.check_invariants()
+
+
+def test_rate_changes_count_starts_and_re_rated_neighbours():
+    sim = Simulator(make_cluster(3, 4), make_workload([2, 2, 2], [100, 300, 5000]), RAR, debug=True)
+    sim.start(0, [0, 4])  # split over servers 0 and 1: its own rate
+    assert sim.rate_changes == 1
+    sim.start(1, [5, 8])  # split over servers 1 and 2: its rate, and job 0 re-rated (p 1 -> 2 on server 1)
+    assert sim.rate_changes == 3 and sim.contention[0] == 2
+    sim.start(2, [1, 2])  # one server: no neighbour's p moves
+    assert sim.rate_changes == 4
+    assert sim.advance() and sim.state[0] == DONE  # job 0 ends first: job 1's p falls back, one re-rate
+    assert sim.rate_changes == 5 and sim.contention[1] == 1

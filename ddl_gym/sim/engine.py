@@ -232,6 +232,12 @@ class Simulator:
         return self.num_arrived - self.num_finished - self.num_rejected
 
     @property
+    def rate_changes(self) -> int:
+        """Rates set so far: one per start and one per re-rate of a contended neighbour. Each banks a
+        job's progress and pushes its completion, so this counts the engine's work beyond the events."""
+        return self._seq
+
+    @property
     def has_future_arrivals(self) -> bool:
         return self._next_arrival < self._n
 
