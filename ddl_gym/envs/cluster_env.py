@@ -541,7 +541,7 @@ class DDLClusterEnv(SimulatorEnv):
                 self._window_stale = True
             if self._window_stale:
                 if self._rank is None:
-                    window = sim.queue[: self.window]
+                    window = sim.queue.head(self.window)
                 else:
                     window = list(map(self._job_by_rank.__getitem__, self._ranked[: self.window]))
                 self._window = window

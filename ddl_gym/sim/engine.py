@@ -51,6 +51,7 @@ import numpy as np
 
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.compact import GpuIdTable, filled_column, float_column, int_column
+from ddl_gym.sim.jobqueue import JobQueue
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import RIGID_ARCHITECTURES, ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import PerformanceModel, RARContentionModel
@@ -84,7 +85,8 @@ class Simulator:
         record_timeline: keep ``(time, job, τ)`` for every rate change (for Gantt plots).
 
     Public read-only state for policies (do not mutate): ``now``, ``queue`` (queued job indices
-    in arrival order), ``running`` (dict of running jobs in start order), ``free_per_server``,
+    in arrival order: a read-only list-like :class:`~ddl_gym.sim.jobqueue.JobQueue` whose head is
+    taken in O(1)), ``running`` (dict of running jobs in start order), ``free_per_server``,
     ``gpu_owner`` (job index per GPU, ``-1`` free), ``split_count`` (split jobs per server),
     ``num_free``, ``state``, ``used`` (non-GPU resource amounts in use per server; its GPU column
     stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``,
@@ -136,7 +138,7 @@ class Simulator:
         self._multi_resource = cluster.num_resources > 1
 
         self.now = 0.0 if n == 0 else self._arrival[0]  # the clock starts at the first arrival
-        self.queue: list[int] = []
+        self.queue = JobQueue()
         self.running: dict[int, None] = {}
         self.state = [PENDING] * n
         self.free_per_server = self.server_gpus.copy()
@@ -377,7 +379,7 @@ class Simulator:
             ids, servers, counts = self._resolve_gpu_ids(job, placement)
             amounts = None
         self._occupy(job, ids, servers, counts, placement if isinstance(placement, Allocation) else None, amounts)
-        self._dequeue(job)
+        self.queue.remove(job)  # O(1) at the head (see JobQueue)
         self.running[job] = None
         self.state[job] = RUNNING
         if self.start_time[job] != self.start_time[job]:  # NaN: first start (a restart keeps it)
@@ -624,7 +626,7 @@ class Simulator:
         self._require("reject", job)
         if not 0 <= job < self._n or self.state[job] != QUEUED:
             raise SimulationError(f"job {job} cannot be rejected: it is not in the queue (state {self._state_name(job)})")
-        self._dequeue(job)
+        self.queue.remove(job)
         self.state[job] = REJECTED
         self.num_rejected += 1
         self._weight_in_system -= self._weight[job]
@@ -649,7 +651,7 @@ class Simulator:
         self._bank_holding(job)
         servers = self._release(job)
         self.state[job] = QUEUED
-        bisect.insort(self.queue, job)  # the queue stays in arrival (= index) order
+        self.queue.insort(job)  # the queue stays in arrival (= index) order
         self.preemptions[job] = self.preemptions.get(job, 0) + 1
         if overhead_s > 0.0:
             self._pending_overhead_s[job] = self._pending_overhead_s.get(job, 0.0) + overhead_s
@@ -787,16 +789,6 @@ class Simulator:
         return True
 
     # ------------------------------------------------------------------ internals
-    def _dequeue(self, job: int) -> None:
-        """Remove ``job`` from the queue, which is kept in index (= arrival) order: a binary search,
-        not ``list.remove``'s scan from the head (quadratic when SJF/SRSF start jobs deep in a long queue)."""
-        queue = self.queue
-        i = bisect.bisect_left(queue, job)
-        if i < len(queue) and queue[i] == job:
-            del queue[i]
-        else:  # pragma: no cover - only if someone reordered the public queue list
-            queue.remove(job)
-
     def _state_name(self, job: int) -> str:
         if not 0 <= job < self.workload.num_jobs:
             return "no such job"
@@ -1182,7 +1174,7 @@ def _fork_copier(key: str, value: Any) -> Callable[[Any], Any] | None:
         return _copy_by_value(key)
     if isinstance(value, array):
         return _copy_array
-    if isinstance(value, (np.ndarray, list, dict)):
+    if isinstance(value, (np.ndarray, list, dict, JobQueue)):
         return _copy
     return None  # scalars, tuples, frozensets, model objects
 

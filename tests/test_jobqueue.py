@@ -1,0 +1,119 @@
+"""JobQueue (``Simulator.queue``): reads exactly like the ascending list it replaces, O(1) head removal."""
+
+from __future__ import annotations
+
+import bisect
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddl_gym.sim import Simulator
+from ddl_gym.sim.engine import SimulationError
+from ddl_gym.sim.jobqueue import _MIN_TRIM, JobQueue
+from tests.conftest import make_cluster, make_workload
+
+# An operation: ("arrive", k) appends k new jobs, ("take", x) removes the job at relative position
+# x ∈ [0, 1) of the queue (0 = the head), ("return", x) puts back a removed job at x of the removed ones.
+OPERATIONS = st.lists(st.one_of(
+    st.tuples(st.just("arrive"), st.integers(1, 40)),
+    st.tuples(st.just("take"), st.one_of(st.just(0.0), st.floats(0.0, 0.999))),
+    st.tuples(st.just("return"), st.floats(0.0, 0.999)),
+), max_size=120)
+
+
+def _replay(operations: list[tuple[str, float]]) -> tuple[JobQueue, list[int]]:
+    """Apply ``operations`` to a JobQueue and to a plain sorted list; return both."""
+    queue, reference, removed, next_job = JobQueue(), [], [], 0
+    for op, arg in operations:
+        if op == "arrive":
+            for _ in range(int(arg)):
+                queue.append(next_job)
+                reference.append(next_job)
+                next_job += 1
+        elif op == "take" and reference:
+            job = reference.pop(int(arg * len(reference)))
+            queue.remove(job)
+            removed.append(job)
+        elif op == "return" and removed:
+            job = removed.pop(int(arg * len(removed)))
+            queue.insort(job)
+            bisect.insort(reference, job)
+    return queue, reference
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPERATIONS, st.integers(-45, 45), st.integers(-45, 45), st.sampled_from([None, 1, 2, -1, -3]))
+def test_reads_match_a_sorted_list(operations, a, b, step):
+    queue, reference = _replay(operations)
+    assert len(queue) == len(reference) and bool(queue) == bool(reference)
+    assert list(queue) == reference and tuple(queue) == tuple(reference)
+    assert queue == reference and reference == queue and not queue != reference
+    assert list(reversed(queue)) == reference[::-1]
+    for i in (a, b):
+        if -len(reference) <= i < len(reference):
+            assert queue[i] == reference[i]
+        else:
+            with pytest.raises(IndexError):
+                queue[i]
+    for s in (slice(a, b, step), slice(None, b), slice(a, None), slice(None, None, step)):
+        assert queue[s] == reference[s], s
+    assert queue.head(max(a, 0)) == reference[: max(a, 0)]
+    probes = set(reference[:3] + reference[-3:] + [-1, 10_000])
+    for job in probes:
+        assert (job in queue) == (job in reference)
+        if job in reference:
+            assert queue.index(job) == reference.index(job) and queue.count(job) == 1
+        else:
+            assert queue.count(job) == 0
+            with pytest.raises(ValueError, match="not in the queue"):
+                queue.index(job)
+    assert np.asarray(queue).tolist() == reference and np.asarray(queue).dtype == np.int64
+    twin = queue.copy()
+    assert twin == queue
+    assert pickle.loads(pickle.dumps(queue)) == reference
+
+
+def test_head_removal_keeps_the_buffer_bounded():
+    """Taking 10,000 heads while 10 more arrive each time: the vacated prefix is trimmed."""
+    queue = JobQueue(range(100))
+    next_job = 100
+    for _ in range(10_000):
+        head = queue[0]
+        queue.remove(head)
+        queue.append(next_job)
+        next_job += 1
+        assert len(queue._items) <= 2 * len(queue) + _MIN_TRIM
+    assert list(queue) == list(range(10_000, 10_100))
+
+
+def test_copy_is_independent_and_bad_input_is_refused():
+    queue = JobQueue([1, 4, 9])
+    twin = queue.copy()
+    queue.remove(1)
+    twin.insort(2)
+    assert queue == [4, 9] and twin == [1, 2, 4, 9]
+    with pytest.raises(ValueError, match="job 7 is not in the queue"):
+        queue.remove(7)
+    with pytest.raises(ValueError, match="ascending"):
+        JobQueue([3, 1])
+    assert queue != (4, 9)  # like a list: a tuple is not equal
+    with pytest.raises(TypeError):
+        hash(queue)
+
+
+def test_simulator_queue_and_its_fork():
+    """FIFO starts from a queue of 200 waiting jobs: the queue, its fork and numpy indexing agree."""
+    n = 200
+    workload = make_workload([1] * n, [10] * n, [0.0] * n)
+    sim = Simulator(make_cluster(2, 4), workload, debug=True)
+    assert sim.queue == list(range(n))
+    twin = sim.fork()
+    for job in range(8):
+        sim.start(job, [job])
+    assert sim.queue == list(range(8, n)) and twin.queue == list(range(n))
+    assert workload.gpus[sim.queue].sum() == n - 8
+    with pytest.raises(SimulationError, match="not in the queue"):
+        sim.start(3, [3])
