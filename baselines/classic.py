@@ -95,9 +95,8 @@ class ClassicPolicy:
 
     def schedule(self, sim: Simulator) -> None:
         if self.order == "fifo":
-            queue = sim.queue
-            while queue:
-                job = queue[0]
+            first = sim.queue.first  # the head or -1: one call per start (the loop of a FIFO run)
+            while (job := first()) >= 0:
                 ids = self.rule(sim, job, self._rng)
                 if ids is None:
                     return

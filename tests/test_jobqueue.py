@@ -61,6 +61,7 @@ def test_reads_match_a_sorted_list(operations, a, b, step):
     for s in (slice(a, b, step), slice(None, b), slice(a, None), slice(None, None, step)):
         assert queue[s] == reference[s], s
     assert queue.head(max(a, 0)) == reference[: max(a, 0)]
+    assert queue.first() == (reference[0] if reference else -1)
     probes = set(reference[:3] + reference[-3:] + [-1, 10_000])
     for job in probes:
         assert (job in queue) == (job in reference)

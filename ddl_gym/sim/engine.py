@@ -807,9 +807,10 @@ class Simulator:
     def _admit_arrivals(self) -> None:
         n = self._n
         i = self._next_arrival
+        enqueue = self.queue._items.append  # arrivals come in index order: JobQueue.append, minus a call
         while i < n and self._arrival[i] <= self.now:
             self.state[i] = QUEUED
-            self.queue.append(i)
+            enqueue(i)
             self._weight_in_system += self._weight[i]
             i += 1
         self.num_arrived += i - self._next_arrival
@@ -1235,8 +1236,9 @@ def run_policy(sim: Simulator, policy: Scheduler, rng: np.random.Generator | Non
     sim.capabilities = _declared_capabilities(policy)
     policy.reset(sim, rng if rng is not None else np.random.default_rng(0))
     events = 0
+    queue = sim.queue
     while not sim.done:
-        if sim.queue:
+        if len(queue._items) > queue._head:  # = bool(sim.queue), without a Python-level call per event
             policy.schedule(sim)
             if sim.done:  # its last decision rejected the last job
                 break

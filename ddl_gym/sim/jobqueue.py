@@ -70,6 +70,11 @@ class JobQueue:
             return self._items[index]  # type: ignore[index]
         raise IndexError("JobQueue index out of range")
 
+    def first(self) -> int:
+        """The head job, or ``-1`` when the queue is empty (one call where ``q[0]`` after ``if q`` takes two)."""
+        items, head = self._items, self._head
+        return items[head] if head < len(items) else -1
+
     def head(self, count: int) -> list[int]:
         """The first ``count`` queued jobs (``q[:count]`` without the slice object)."""
         head = self._head
