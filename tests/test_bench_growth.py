@@ -69,3 +69,15 @@ def test_bench_regime_figures_tell_spread_from_pack() -> None:
     assert spread["split_share"] > pack["split_share"]
     assert spread["rate_changes_per_job"] > pack["rate_changes_per_job"] >= 1.0
     assert pack["mean_waiting"] > 0.0
+
+
+def test_compile_tree_writes_bytecode_before_counting(tmp_path: Path) -> None:
+    """A fresh checkout is byte-compiled before a counted run (else its first run counts compilation)."""
+    compare = growth.sys.modules["bench_engine_compare"]
+    (tmp_path / "ddl_gym").mkdir()
+    (tmp_path / "ddl_gym" / "core.py").write_text("X = 1\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "other.py").write_text("Y = 2\n")
+    compare.compile_tree(str(tmp_path))
+    assert list((tmp_path / "ddl_gym" / "__pycache__").glob("core.*.pyc"))
+    assert not (tmp_path / "elsewhere" / "__pycache__").exists()  # only the packages a run imports
