@@ -80,7 +80,7 @@ def _child_figures(stdout: str) -> dict[str, float]:
 
 
 def measure(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> float:
-    env = dict(os.environ, PYTHONPATH=tree)
+    env = tree_env(tree)
     out = subprocess.run([sys.executable, *_child_args(tree, policy, gpus, load, jobs)],
                          env=env, capture_output=True, text=True, check=True, cwd="/tmp")
     return float(_child_figures(out.stdout)["jobs_per_cpu_s"])
@@ -89,6 +89,19 @@ def measure(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> 
 #: Folders of a source tree whose modules a counted run imports.
 TREE_PACKAGES = ("ddl_gym", "baselines", "agents", "scripts")
 _COMPILED_TREES: set[str] = set()
+
+
+def tree_env(tree: str | None) -> dict[str, str]:
+    """The environment of a child run on ``tree``: ``PYTHONPATH=tree``, and ``DDL_GYM_TRACES`` set to this
+    checkout's ``../shared/traces`` when that exists and the variable is unset. Trace-built worlds (the
+    asrpt-sim world's Philly gaps) otherwise differ between a tree beside ``shared/`` and one elsewhere
+    (e.g. a worktree under /tmp falls back to the bundled sample), and the two trees would measure
+    different workloads."""
+    env = dict(os.environ) if tree is None else dict(os.environ, PYTHONPATH=tree)
+    traces = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared", "traces")
+    if "DDL_GYM_TRACES" not in env and os.path.isdir(traces):
+        env["DDL_GYM_TRACES"] = traces
+    return env
 
 
 def compile_tree(tree: str) -> None:
@@ -116,7 +129,7 @@ def callgrind_run(python_args: list[str], tree: str | None = None, cwd: str | No
     import tempfile
 
     compile_tree(tree if tree is not None else os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=tree) if tree is not None else dict(os.environ)
+    env = tree_env(tree)
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,
                                *python_args], env=env, capture_output=True, text=True, cwd=cwd or tmp, timeout=3600)

@@ -81,3 +81,15 @@ def test_compile_tree_writes_bytecode_before_counting(tmp_path: Path) -> None:
     compare.compile_tree(str(tmp_path))
     assert list((tmp_path / "ddl_gym" / "__pycache__").glob("core.*.pyc"))
     assert not (tmp_path / "elsewhere" / "__pycache__").exists()  # only the packages a run imports
+
+
+def test_tree_env_points_every_tree_at_the_same_traces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A measured tree outside the checkout reads the checkout's traces (else trace-built worlds differ)."""
+    compare = growth.sys.modules["bench_engine_compare"]
+    traces = Path(compare.__file__).resolve().parents[2] / "shared" / "traces"
+    monkeypatch.delenv("DDL_GYM_TRACES", raising=False)
+    env = compare.tree_env("/somewhere/tree")
+    assert env["PYTHONPATH"] == "/somewhere/tree"
+    assert env.get("DDL_GYM_TRACES") == (str(traces) if traces.is_dir() else None)
+    monkeypatch.setenv("DDL_GYM_TRACES", "/given/traces")
+    assert compare.tree_env(None)["DDL_GYM_TRACES"] == "/given/traces"  # a given folder is kept
