@@ -49,6 +49,10 @@ from typing import Any
 
 import numpy as np
 
+_SCRIPTS = str(Path(__file__).resolve().parent)
+if _SCRIPTS not in sys.path:  # bench_engine_compare (measured trees) lives beside this script
+    sys.path.insert(0, _SCRIPTS)
+
 GBPS = 1e9 / 8
 #: Sections run by separate scripts in ``scripts/`` (their ``run(quick)`` / ``format_report``).
 SUB_BENCHES: dict[str, str] = {"env": "bench_env", "tasklevel": "bench_tasklevel"}
@@ -173,12 +177,13 @@ def reference_tree() -> str | None:
 
 def reference_fifo_pack(tree: str, gpus: int, jobs: int, load: float) -> dict[str, float]:
     """The reference tree's fifo+pack on the same case, in a child process with only that tree importable."""
-    import os
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=tree)
+    from bench_engine_compare import prepare_tree, tree_env
+
+    prepare_tree(tree)  # its own ddl_gym.baselines, byte-compiled
     done = subprocess.run([sys.executable, "-c", _REFERENCE_CHILD, tree, str(gpus), str(jobs), str(load)],
-                          env=env, capture_output=True, text=True, cwd="/tmp")
+                          env=tree_env(tree), capture_output=True, text=True, cwd="/tmp")
     if done.returncode != 0:
         raise RuntimeError(f"reference run failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -19,8 +19,8 @@ GPUS ``sjf-bco-offline`` is section d2's offline SJF-BCO world (1,024 GPUs, all 
 ``--reference`` also times the pre-round code's fifo+pack on 100k jobs / 1,024 GPUs at load 0.9
 (``bench.reference_tree``) once per repeat and prints the new tree's medians over its median (the
 normalised reading of issue 13's goal).
-(A checkout whose ``baselines``/``agents`` folders are not installed needs ``ddl_gym/baselines``
-and ``ddl_gym/agents`` symlinks to them.)
+Each measured tree gets ``ddl_gym/baselines`` and ``ddl_gym/agents`` links to its own folders
+(:func:`prepare_tree`; else the editable install would hand it this checkout's policies).
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def _child_figures(stdout: str) -> dict[str, float]:
 
 
 def measure(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> float:
+    prepare_tree(tree)
     env = tree_env(tree)
     out = subprocess.run([sys.executable, *_child_args(tree, policy, gpus, load, jobs)],
                          env=env, capture_output=True, text=True, check=True, cwd="/tmp")
@@ -88,7 +89,9 @@ def measure(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> 
 
 #: Folders of a source tree whose modules a counted run imports.
 TREE_PACKAGES = ("ddl_gym", "baselines", "agents", "scripts")
-_COMPILED_TREES: set[str] = set()
+#: This checkout (its ``ddl_gym.baselines`` / ``ddl_gym.agents`` come from the editable install).
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PREPARED_TREES: set[str] = set()
 
 
 def tree_env(tree: str | None) -> dict[str, str]:
@@ -98,37 +101,49 @@ def tree_env(tree: str | None) -> dict[str, str]:
     (e.g. a worktree under /tmp falls back to the bundled sample), and the two trees would measure
     different workloads."""
     env = dict(os.environ) if tree is None else dict(os.environ, PYTHONPATH=tree)
-    traces = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared", "traces")
+    traces = os.path.join(os.path.dirname(CHECKOUT), "shared", "traces")
     if "DDL_GYM_TRACES" not in env and os.path.isdir(traces):
         env["DDL_GYM_TRACES"] = traces
     return env
 
 
-def compile_tree(tree: str) -> None:
-    """Byte-compile ``tree``'s packages once, before anything is counted. A fresh checkout has no
-    ``__pycache__``: the first counted run that imports a module would count its compilation (tens
-    of millions of instructions: thousands per job at 2,500 jobs, and only in that run's size)."""
+def prepare_tree(tree: str | None) -> None:
+    """Make a measured tree run its own code, once per tree, before anything is counted or timed.
+
+    * ``ddl_gym/baselines`` and ``ddl_gym/agents`` links to the tree's own folders: the editable
+      install maps those subpackages to *this checkout's* folders, so without the links a tree's
+      engine would silently run this checkout's policies.
+    * Byte-compiled packages: a fresh tree has no ``__pycache__``, and the first counted run that
+      imports a module would count its compilation (tens of millions of instructions: thousands
+      per job at 2,500 jobs, and only in that run's size).
+    """
     import compileall
 
-    if tree in _COMPILED_TREES:
+    root = os.path.abspath(tree) if tree is not None else CHECKOUT
+    if root in _PREPARED_TREES:
         return
+    if root != CHECKOUT:
+        for sub in ("agents", "baselines"):
+            link = os.path.join(root, "ddl_gym", sub)
+            if os.path.isdir(os.path.join(root, sub)) and not os.path.lexists(link):
+                os.symlink(os.path.join("..", sub), link, target_is_directory=True)
     for name in TREE_PACKAGES:
-        path = os.path.join(tree, name)
+        path = os.path.join(root, name)
         if os.path.isdir(path):
             compileall.compile_dir(path, quiet=2)
-    _COMPILED_TREES.add(tree)
+    _PREPARED_TREES.add(root)
 
 
 def callgrind_run(python_args: list[str], tree: str | None = None, cwd: str | None = None) -> tuple[int, str]:
     """Instructions valgrind's callgrind counts for ``python <python_args>`` (whole process), and its stdout.
 
     ``tree``: a source tree put first on ``PYTHONPATH`` (None: this interpreter's own packages, i.e.
-    this checkout). The tree is byte-compiled first (:func:`compile_tree`).
+    this checkout). The tree is prepared first (:func:`prepare_tree`).
     """
     import re
     import tempfile
 
-    compile_tree(tree if tree is not None else os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    prepare_tree(tree)
     env = tree_env(tree)
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,

@@ -50,6 +50,9 @@ import numpy as np
 ENV_ID = "ddl_gym:DDLCluster-v0"
 PREVIOUS_REF = "9a99d18"  # the code before the env API/speed work (golden digests recorded there)
 REPO_ROOT = Path(__file__).resolve().parents[1]
+_SCRIPTS = str(Path(__file__).resolve().parent)
+if _SCRIPTS not in sys.path:  # bench_engine_compare (callgrind, measured trees) lives beside this script
+    sys.path.insert(0, _SCRIPTS)
 GOALS = {"policy_like": 1 / 4, "masked_random": 1 / 6, "vector": 1.6, "mcts": 2.0}
 
 
@@ -342,10 +345,9 @@ def _previous_tree(previous: str | None, workdir: Path) -> tuple[Path | None, st
             subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True, timeout=60)
         except (OSError, subprocess.SubprocessError) as exc:
             return None, f"unavailable ({type(exc).__name__}: git ref {previous!r} could not be extracted)"
-    for sub in ("agents", "baselines"):  # installed as ddl_gym.agents / ddl_gym.baselines
-        link = tree / "ddl_gym" / sub
-        if (tree / sub).is_dir() and not link.exists():
-            link.symlink_to(tree / sub, target_is_directory=True)
+    from bench_engine_compare import prepare_tree
+
+    prepare_tree(str(tree))  # its own ddl_gym.agents / ddl_gym.baselines, byte-compiled
     return tree, str(previous)
 
 
@@ -353,8 +355,9 @@ def _run_previous(tree: Path, parts: list[str], repeats: int, quick: bool) -> di
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", ",".join(parts), "--repeats", str(repeats)]
     if quick:
         cmd.append("--quick")
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run(cmd, env=env, cwd=str(tree), capture_output=True, text=True, timeout=3600)
+    from bench_engine_compare import tree_env
+
+    done = subprocess.run(cmd, env=tree_env(str(tree)), cwd=str(tree), capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
     return json.loads(done.stdout)
@@ -482,7 +485,6 @@ def step_instructions(previous: str | None, quick: bool, loops: int = 3) -> dict
     time (numpy calls and Python's interpreter loop retire instructions at different rates), so the
     ratio to CartPole read this way is not the goal's figure; it shows what a change removed.
     """
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_engine_compare import callgrind_instructions
 
     def per_step(tree: Path | None, name: str) -> float:
@@ -510,7 +512,6 @@ def mcts_instructions(previous: str | None, quick: bool) -> dict[str, Any]:
     wall-clock ratio of (c) is noisy. Each tree runs this script's worker twice under callgrind,
     once with the whole episode and once without the search; the difference is the episode's cost.
     """
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_engine_compare import callgrind_instructions
 
     def count(tree: Path | None, part: str) -> int:

@@ -79,6 +79,20 @@ def measure_case(tree: str, policy: str, gpus: int | str, load: float,
     return counts, figures
 
 
+def tree_revision(tree: str) -> str:
+    """``tree``'s git commit (short), marked ``+changes`` when its tracked files differ from it."""
+    import subprocess
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", tree, *args], capture_output=True, text=True)
+
+    head = git("rev-parse", "--short", "HEAD")
+    if head.returncode != 0:
+        return "not a git checkout"
+    dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return head.stdout.strip() + (" +changes" if dirty else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", default=str(REPO_ROOT), help="source tree to measure (default: this checkout)")
@@ -97,10 +111,13 @@ def main(argv: list[str] | None = None) -> int:
     command = f"python scripts/bench_growth.py --jobs {','.join(map(str, sizes))}"
     if args.cases != ",".join(DEFAULT_CASES):
         command += f" --cases {args.cases}"
+    if Path(args.tree).resolve() != REPO_ROOT:
+        command += f" --tree {args.tree}"
     head = " | ".join(f"instructions/job at {n:,}" for n in sizes)
     regime_head = " | ".join(f"regime at {n:,}" for n in sizes)
     lines = ["# ddl-gym engine growth in instructions", "",
-             f"Python {platform.python_version()} on {platform.machine()}; `{command}`. Simulated instructions = a run's count minus a build-only "
+             f"Python {platform.python_version()} on {platform.machine()}; `{command}`; measured code: "
+             f"{tree_revision(args.tree)}. Simulated instructions = a run's count minus a build-only "
              "run's; exponent = log-log slope against jobs. Over these sizes n·log n gives "
              f"{reference:.2f}, linear 1, quadratic 2.", "",
              "Per-job cost rises with the job count where a case saturates as it runs longer (more jobs wait, "

@@ -71,15 +71,21 @@ def test_bench_regime_figures_tell_spread_from_pack() -> None:
     assert pack["mean_waiting"] > 0.0
 
 
-def test_compile_tree_writes_bytecode_before_counting(tmp_path: Path) -> None:
-    """A fresh checkout is byte-compiled before a counted run (else its first run counts compilation)."""
+def test_prepare_tree_links_its_own_policies_and_writes_bytecode(tmp_path: Path) -> None:
+    """A measured tree runs its own baselines (not the checkout's, which the editable install maps)
+    and is byte-compiled before a counted run (else its first run counts compilation)."""
     compare = growth.sys.modules["bench_engine_compare"]
-    (tmp_path / "ddl_gym").mkdir()
+    for folder in ("ddl_gym", "baselines", "elsewhere"):
+        (tmp_path / folder).mkdir()
     (tmp_path / "ddl_gym" / "core.py").write_text("X = 1\n")
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "other.py").write_text("Y = 2\n")
-    compare.compile_tree(str(tmp_path))
+    (tmp_path / "baselines" / "classic.py").write_text("Y = 2\n")
+    (tmp_path / "elsewhere" / "other.py").write_text("Z = 3\n")
+    compare.prepare_tree(str(tmp_path))
+    link = tmp_path / "ddl_gym" / "baselines"
+    assert link.is_symlink() and link.resolve() == (tmp_path / "baselines").resolve()
+    assert not (tmp_path / "ddl_gym" / "agents").exists()  # no agents folder: nothing to link
     assert list((tmp_path / "ddl_gym" / "__pycache__").glob("core.*.pyc"))
+    assert list((tmp_path / "baselines" / "__pycache__").glob("classic.*.pyc"))
     assert not (tmp_path / "elsewhere" / "__pycache__").exists()  # only the packages a run imports
 
 
@@ -93,3 +99,9 @@ def test_tree_env_points_every_tree_at_the_same_traces(monkeypatch: pytest.Monke
     assert env.get("DDL_GYM_TRACES") == (str(traces) if traces.is_dir() else None)
     monkeypatch.setenv("DDL_GYM_TRACES", "/given/traces")
     assert compare.tree_env(None)["DDL_GYM_TRACES"] == "/given/traces"  # a given folder is kept
+
+
+def test_tree_revision_names_the_commit_or_says_there_is_none(tmp_path: Path) -> None:
+    revision = growth.tree_revision(str(growth.REPO_ROOT))
+    assert revision.split()[0].isalnum() and len(revision.split()[0]) >= 7
+    assert growth.tree_revision(str(tmp_path)) == "not a git checkout"
