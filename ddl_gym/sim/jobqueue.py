@@ -1,11 +1,12 @@
 """The simulator's queue of waiting jobs: a read-only ascending sequence with an O(1) head.
 
 ``Simulator.queue`` lists the queued jobs in index (= arrival) order. FIFO-like policies start the
-head job, and a Python ``list`` moves every other element on ``del queue[0]``: 0.4 µs with 2,400
-jobs waiting, 55 µs with 350,000 (issue 13). :class:`JobQueue` keeps the jobs in a list whose first
-``head`` slots are vacated (set to ``-1``, so the whole buffer stays sorted and binary-searchable);
-taking the head job only moves ``head``, and the vacated prefix is cut off once it is half the
-buffer (amortised O(1)). A job deeper in the queue is deleted from the buffer as before (SJF/SRSF).
+head job, and a Python ``list`` moves every other element on ``del queue[0]``: O(queue) per start,
+a large share of the cost of runs that keep 10⁵ jobs waiting (issue 13). :class:`JobQueue` keeps
+the jobs in a list whose first ``head`` slots are vacated (set to ``-1``, so the whole buffer stays
+sorted and binary-searchable); taking the head job only moves ``head``, and the vacated prefix is
+cut off once it is half the buffer (amortised O(1)). A job deeper in the queue is deleted from the
+buffer as before (SJF/SRSF).
 
 For policies it reads like a list of ints: ``len``, truth, ``q[i]``, slices, iteration,
 ``in`` (binary search), ``index``, ``count``, equality with lists, ``list(q)``/``tuple(q)``,
