@@ -94,6 +94,13 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PREPARED_TREES: set[str] = set()
 
 
+def engine_build() -> str:
+    """Which build of the job-level engine this process runs (``scripts/build_native.py``)."""
+    from ddl_gym.sim import engine
+
+    return "compiled (mypyc, scripts/build_native.py)" if engine.BUILD == "native" else "plain Python"
+
+
 def tree_env(tree: str | None) -> dict[str, str]:
     """The environment of a child run on ``tree``: ``PYTHONPATH=tree``, and ``DDL_GYM_TRACES`` set to this
     checkout's ``../shared/traces`` when that exists and the variable is unset. Trace-built worlds (the

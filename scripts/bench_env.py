@@ -364,11 +364,17 @@ def _run_previous(tree: Path, parts: list[str], repeats: int, quick: bool) -> di
 
 
 # ============================================================================ report
+def _engine_build() -> str:
+    from bench_engine_compare import engine_build
+
+    return engine_build()
+
+
 def run(quick: bool = False, previous: str | None = PREVIOUS_REF, repeats: int | None = None) -> dict[str, Any]:
     """All figures as a dict (see the module docstring)."""
     reps = repeats or (3 if quick else 5)
     report: dict[str, Any] = {"quick": quick, "repeats": reps, "python": platform.python_version(),
-                              "machine": platform.machine(), "cpus": os.cpu_count()}
+                              "machine": platform.machine(), "cpus": os.cpu_count(), "engine_build": _engine_build()}
     report["single"] = single_process(reps, quick)
     report["vector"] = vectors(reps, quick)
     report["mcts"] = mcts(reps, quick)
@@ -389,7 +395,8 @@ def format_report(report: dict[str, Any]) -> str:
     prev = report.get("previous") or {}
     lines = [f"# ddl-gym env benchmark{' (quick)' if report['quick'] else ''}", "",
              f"Python {report['python']} on {report['machine']}, {report['cpus']} CPUs; every figure is "
-             f"min / median / max over {report['repeats']} repeats. Previous code: {report['previous_ref']}.", "",
+             f"min / median / max over {report['repeats']} repeats. Job-level engine: "
+             f"{report.get('engine_build', 'plain Python')}. Previous code: {report['previous_ref']} (plain Python).", "",
              "## (a) One process, `gym.make(\"ddl_gym:DDLCluster-v0\")`, steps per CPU-second", "",
              "| loop | this code | ratio to CartPole-v1 | goal | previous code | previous ratio |",
              "|---|---:|---:|---:|---:|---:|"]

@@ -15,7 +15,7 @@ median over the 16 combinations of the per-combination speed-ups (goal: >= 3).
 ``--quick``: the same 16 combinations on a 48-job episode (the golden world), one repeat.
 
 "new" is whichever build ``ddl_gym.sim.tasklevel`` uses: the mypyc-compiled one when
-``scripts/build_tasklevel_native.py`` has been run (and its stamp matches the source), else plain
+``scripts/build_native.py`` has been run (and its stamp matches the source), else plain
 Python. With the compiled build the plain-Python engine is timed as well (third run of each
 repeat, column "python CPU-s"), so one table shows both.
 """

@@ -16,10 +16,10 @@ if ! python -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2
   pip_quiet "torch==2.13.0"
 fi
 pip_quiet -e ".[rl,dev,native]"
-# The task-level engine compiled with mypyc (same source, identical schedules, ~4x faster); plain Python
-# is used wherever this cannot build (no C compiler) or with DDL_GYM_NO_NATIVE=1.
+# The job-level and task-level engines compiled with mypyc (same source, identical results, faster);
+# plain Python is used wherever this cannot build (no C compiler) or with DDL_GYM_NO_NATIVE=1.
 if [ "${DDL_GYM_NO_NATIVE:-0}" != "1" ]; then
-  python scripts/build_tasklevel_native.py --if-stale \
-    || echo "setup: compiled task-level engine not built; the plain-Python engine is used (same results, slower)"
+  python scripts/build_native.py --if-stale \
+    || echo "setup: compiled engines not built; the plain-Python engines are used (same results, slower)"
 fi
 python -c "import ddl_gym, torch, stable_baselines3, sb3_contrib; print('ddl-gym', ddl_gym.__version__, '| torch', torch.__version__, '| sb3', stable_baselines3.__version__)"

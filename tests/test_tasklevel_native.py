@@ -1,6 +1,7 @@
-"""The optional compiled build of the task-level engine (``scripts/build_tasklevel_native.py``).
+"""The optional compiled build of the task-level engine (``scripts/build_native.py``).
 
-The build switch: the compiled module is used only while its stamp is the sha256 of
+The build switch (``ddl_gym.sim.native``, tested with the job-level engine's in
+``test_engine_native.py``) uses the compiled module only while its stamp is the sha256 of
 ``tasklevel.py`` and ``DDL_GYM_PURE_PYTHON`` is unset; the source transformation keeps one
 ``InvariantError``/``EngineStats`` for both builds. When the compiled build is active, the golden
 digests are checked with the plain-Python engine too (``test_tasklevel_golden.py`` then checks the
@@ -10,33 +11,20 @@ compiled one), so both builds stay pinned to the same schedules.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import ddl_gym.sim as sim_package
 from ddl_gym.sim import tasklevel
+from tests.native_build import build_script
 from tests.tasklevel_golden import GOLDEN_FILE, NUM_RANDOM, _schedule_digest, random_config
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def _build_script() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("build_tasklevel_native", REPO_ROOT / "scripts" / "build_tasklevel_native.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_native_source_drops_the_switch_shares_the_classes_and_is_stamped() -> None:
     text = Path(tasklevel.__file__).read_text()
-    out = _build_script().native_source(text)
+    out = build_script().native_source(text)
     assert "# <shared>" not in out and "# <pure-only>" not in out
     assert "class InvariantError" not in out and "class EngineStats" not in out
     assert "from ddl_gym.sim.tasklevel import EngineStats, InvariantError\n" in out
@@ -48,36 +36,7 @@ def test_native_source_drops_the_switch_shares_the_classes_and_is_stamped() -> N
 
 def test_native_source_rejects_a_source_without_its_markers() -> None:
     with pytest.raises(SystemExit, match="shared"):
-        _build_script().native_source("import math\n")
-
-
-def _fake_native(monkeypatch: pytest.MonkeyPatch, stamp: str) -> type:
-    fake = types.ModuleType("ddl_gym.sim._tasklevel_native")
-
-    class FakeSimulator:
-        pass
-
-    fake.TaskLevelSimulator = FakeSimulator  # type: ignore[attr-defined]
-    fake.SOURCE_SHA256 = stamp  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ddl_gym.sim._tasklevel_native", fake)
-    monkeypatch.setattr(sim_package, "_tasklevel_native", fake, raising=False)
-    return FakeSimulator
-
-
-def test_compiled_build_used_only_while_its_stamp_matches_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("DDL_GYM_PURE_PYTHON", raising=False)
-    digest = hashlib.sha256(Path(tasklevel.__file__).read_bytes()).hexdigest()
-    fake = _fake_native(monkeypatch, digest)
-    assert tasklevel._native_simulator() is fake
-    _fake_native(monkeypatch, "0" * 64)  # built from another version of the source
-    assert tasklevel._native_simulator() is None
-
-
-def test_pure_python_switch_disables_the_compiled_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    digest = hashlib.sha256(Path(tasklevel.__file__).read_bytes()).hexdigest()
-    _fake_native(monkeypatch, digest)
-    monkeypatch.setenv("DDL_GYM_PURE_PYTHON", "1")
-    assert tasklevel._native_simulator() is None
+        build_script().native_source("import math\n")
 
 
 def test_build_flag_names_the_class_in_use() -> None:

@@ -36,6 +36,14 @@ GPUs held while it runs, a rigid job exactly ``G_j``), no start before arrival, 
 or rejected job holds nothing, iterations conserved (``0 <= remaining <= F`` plus restart overheads,
 exactly ``0`` at completion, also across preemptions) and time non-decreasing. Violations raise
 :class:`InvariantError`.
+
+**Compiled build** (optional): ``scripts/build_native.py`` compiles this very file with mypyc (the
+same code and float arithmetic, so bit-identical results; the golden tests run both builds).
+:class:`Simulator` and :func:`run_policy` are that build while its sha256 stamp matches this source,
+else plain Python (:data:`BUILD` says which; ``DDL_GYM_PURE_PYTHON=1`` forces plain Python;
+:class:`PurePythonSimulator` is always the plain one). Compiled classes keep their attributes in
+slots: set only the attributes the engine defines (subclasses may add their own), and
+``Simulator()`` without arguments is the bare shell that :meth:`Simulator.fork` and unpickling fill.
 """
 
 from __future__ import annotations
@@ -66,12 +74,14 @@ _HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live on
 _TAU_MEMO_SIZE = 1 << 14  # (job, servers, p) -> τ entries kept for re-rating (Simulator._rerate_to; about 2 MB)
 
 
+# <shared> (the compiled build imports these from this module: one class for both builds)
 class SimulationError(RuntimeError):
     """A driver or policy asked the simulator for something impossible."""
 
 
 class InvariantError(AssertionError):
     """A simulator invariant was violated (raised in debug mode only)."""
+# </shared>
 
 
 class Simulator:
@@ -98,13 +108,19 @@ class Simulator:
 
     def __init__(
         self,
-        cluster: ClusterSpec,
-        workload: Workload,
+        cluster: ClusterSpec = None,  # type: ignore[assignment]  # None only for a bare instance (below)
+        workload: Workload = None,  # type: ignore[assignment]
         model: PerformanceModel | None = None,
         *,
         debug: bool = False,
         record_timeline: bool = False,
     ) -> None:
+        if cluster is None and workload is None:
+            # A bare instance, its state set afterwards (fork, unpickling). The compiled build's
+            # ``Simulator.__new__`` runs ``__init__`` without arguments, so this must not fail.
+            return
+        if cluster is None or workload is None:
+            raise ConfigError("Simulator needs a cluster and a workload")
         workload.check_fits(cluster)
         self.cluster = cluster
         self.workload = workload
@@ -155,7 +171,7 @@ class Simulator:
         # through ``gpu_assigned_work``: starts only queue their additions, applied in order on the next
         # read (or every _WORK_BATCH starts), as most policies never read it.
         self._assigned_work = np.zeros(cluster.num_gpus, dtype=np.float64)
-        self._pending_work: list[tuple[int | list[int], float]] = []  # (GPU id or ids, GPU-seconds added to each)
+        self._pending_work: list[tuple[Any, float]] = []  # (GPU id or ids, GPU-seconds added to each)
         self._split_jobs: list[set[int]] = [set() for _ in range(cluster.num_servers)]
         self._split_list: list[int] = [0] * cluster.num_servers  # python mirror of split_count (fast scalar reads)
 
@@ -175,7 +191,7 @@ class Simulator:
         # GPU ids: a numpy array per job only while it holds them (``_held``); every holding is also
         # appended to one flat log (``_gpu_start``/``_gpu_count`` point at the latest, count -1 = never),
         # which ``placement`` and the records read (a numpy array per finished job cost > 100 B).
-        self._held: list[np.ndarray | None] = [None] * n
+        self._held: list[Any] = [None] * n  # ndarray of GPU ids while held, else None
         self._gpu_log = array("i")
         self._gpu_start = filled_column("q", 0, n)
         self._gpu_count = filled_column("i", -1, n)
@@ -1112,9 +1128,11 @@ class Simulator:
         copies following a plan made once per attribute layout (MCTS forks hundreds of times per
         decision, so the per-attribute type dispatch is not repeated each time).
         """
-        twin = object.__new__(Simulator)
-        source, target = self.__dict__, twin.__dict__
-        target.update(source)
+        twin = _ENGINE_CLASS.__new__(_ENGINE_CLASS)  # bare (no __init__ work), in both builds
+        # The attributes by name: the instance dict in plain Python; the compiled build's native
+        # attributes have no dict, its __getstate__/__setstate__ read and write them all at once.
+        source: dict[str, Any] = self.__getstate__() if _COMPILED else self.__dict__  # type: ignore[assignment]
+        target = dict(source)
         layout = tuple(source)
         plan = _FORK_PLANS.get(layout)
         if plan is None:
@@ -1122,7 +1140,18 @@ class Simulator:
                                                if (copier := _fork_copier(key, value)) is not None)
         for key, copier in plan:
             target[key] = copier(source[key])
+        if _COMPILED:
+            twin.__setstate__(target)  # type: ignore[attr-defined]
+        else:
+            twin.__dict__ = target
         return twin
+
+
+#: This build's class (a fork is one of it, also of a subclass): the name ``Simulator`` is rebound
+#: to the compiled class at the end of the plain-Python module when that build is in use.
+_ENGINE_CLASS = Simulator
+#: True in the compiled build (mypyc native classes keep their attributes in slots, listed here).
+_COMPILED = hasattr(Simulator, "__mypyc_attrs__")
 
 
 #: Starts whose GPU work additions are queued before they are applied (when nobody reads them).
@@ -1265,3 +1294,28 @@ def _declared_capabilities(policy: object) -> frozenset[str]:
         raise SimulationError(f"policy {getattr(policy, 'name', policy)!r} declares unknown capabilities "
                               f"{sorted(unknown)}; known: {sorted(CAPABILITIES)}")
     return caps
+
+
+# <pure-only> (not in the compiled build)
+#: This module's simulator and driver as plain Python, whichever build :data:`Simulator` names.
+PurePythonSimulator = Simulator
+pure_python_run_policy = run_policy
+
+
+def _native_module() -> Any:
+    """The compiled build of this very source (:mod:`ddl_gym.sim.native`), if in use; else None."""
+    from ddl_gym.sim.native import compiled_module
+
+    return compiled_module(__file__)
+
+
+#: ``"native"`` (the compiled build) or ``"python"``: which build :data:`Simulator` and
+#: :func:`run_policy` are.
+BUILD = "python"
+_NATIVE = _native_module()
+if _NATIVE is not None:
+    Simulator = _NATIVE.Simulator  # type: ignore[misc]
+    run_policy = _NATIVE.run_policy  # type: ignore[assignment]
+    BUILD = "native"
+    PurePythonSimulator.__qualname__ = "PurePythonSimulator"  # the name pickle finds it under now
+# </pure-only>

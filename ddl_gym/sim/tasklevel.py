@@ -82,7 +82,7 @@ Engine (decisions):
   policy module.
   ``tests/test_tasklevel_golden.py`` checks the schedules against digests recorded before these
   changes.
-* **Compiled build** (optional): ``scripts/build_tasklevel_native.py`` compiles this very file with
+* **Compiled build** (optional): ``scripts/build_native.py`` compiles this very file with
   mypyc (several times less CPU per episode, ``scripts/bench_tasklevel.py``; same integer/float
   arithmetic, so identical schedules); :data:`TaskLevelSimulator` is that build while its sha256
   stamp matches this source, else plain Python (:data:`BUILD` says which;
@@ -102,10 +102,8 @@ Engine (decisions):
 
 from __future__ import annotations
 
-import hashlib
 from heapq import heapify, heappop, heappush
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -1820,25 +1818,11 @@ PurePythonTaskLevelSimulator = TaskLevelSimulator
 
 
 def _native_simulator() -> type[TaskLevelSimulator] | None:
-    """The compiled build of this very source, if built and not disabled; else None.
+    """The compiled build of this very source (:mod:`ddl_gym.sim.native`), if in use; else None."""
+    from ddl_gym.sim.native import compiled_module
 
-    ``python scripts/build_tasklevel_native.py`` compiles this file with mypyc (same code, same
-    arithmetic: the schedules are bit-identical, the tests and the bench check it) into
-    ``ddl_gym/sim/_tasklevel_native*.so``, stamped with the sha256 of this source. It is used only
-    while the stamp matches, so an edit here falls back to plain Python until it is rebuilt.
-    ``DDL_GYM_PURE_PYTHON=1`` disables it.
-    """
-    if os.environ.get("DDL_GYM_PURE_PYTHON", "") not in ("", "0"):
-        return None
-    try:
-        from ddl_gym.sim import _tasklevel_native as native  # type: ignore
-    except ImportError:
-        return None
-    with open(__file__, "rb") as source:
-        digest = hashlib.sha256(source.read()).hexdigest()
-    if getattr(native, "SOURCE_SHA256", None) != digest:
-        return None
-    return native.TaskLevelSimulator  # type: ignore[no-any-return]
+    native = compiled_module(__file__)
+    return None if native is None else native.TaskLevelSimulator  # type: ignore[no-any-return]
 
 
 #: ``"native"`` (the compiled build) or ``"python"``: which build :data:`TaskLevelSimulator` is.
