@@ -420,17 +420,13 @@ def _sub_bench(name: str, quick: bool) -> tuple[Any, dict[str, Any]] | str:
 
 
 # ============================================================================ report
-def _engine_build() -> str:
-    from bench_engine_compare import engine_build
-
-    return engine_build()
-
-
 def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
         sections: Sequence[str] = SECTIONS, family_repeats: int | None = None) -> dict[str, Any]:
     """All figures as a dict (see the module docstring); ``sections`` picks the parts to run."""
+    from bench_engine_compare import engine_build
+
     report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine(),
-                              "sections": list(sections), "engine_build": _engine_build()}
+                              "sections": list(sections), "engine_build": engine_build()}
     if "engine" in sections:
         report.update(_run_engine(quick, load, saturated_load))
     if "families" in sections:

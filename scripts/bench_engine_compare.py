@@ -94,11 +94,19 @@ CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PREPARED_TREES: set[str] = set()
 
 
-def engine_build() -> str:
-    """Which build of the job-level engine this process runs (``scripts/build_native.py``)."""
-    from ddl_gym.sim import engine
+def engine_build(tree: str | None = None) -> str:
+    """Which build of the job-level engine runs: in this process (``tree`` None), else in a child run
+    on ``tree`` (``scripts/build_native.py``; code from before the compiled build is plain Python)."""
+    if tree is None:
+        from ddl_gym.sim import engine
 
-    return "compiled (mypyc, scripts/build_native.py)" if engine.BUILD == "native" else "plain Python"
+        build = engine.BUILD
+    else:
+        probe = "import ddl_gym.sim.engine as e; print(getattr(e, 'BUILD', 'python'))"
+        done = subprocess.run([sys.executable, "-c", probe], env=tree_env(tree), capture_output=True, text=True,
+                              cwd="/tmp")
+        build = done.stdout.strip() if done.returncode == 0 else "unknown"
+    return {"native": "compiled (mypyc, scripts/build_native.py)", "python": "plain Python"}.get(build, build)
 
 
 def tree_env(tree: str | None) -> dict[str, str]:

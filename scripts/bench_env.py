@@ -364,17 +364,13 @@ def _run_previous(tree: Path, parts: list[str], repeats: int, quick: bool) -> di
 
 
 # ============================================================================ report
-def _engine_build() -> str:
-    from bench_engine_compare import engine_build
-
-    return engine_build()
-
-
 def run(quick: bool = False, previous: str | None = PREVIOUS_REF, repeats: int | None = None) -> dict[str, Any]:
     """All figures as a dict (see the module docstring)."""
+    from bench_engine_compare import engine_build
+
     reps = repeats or (3 if quick else 5)
     report: dict[str, Any] = {"quick": quick, "repeats": reps, "python": platform.python_version(),
-                              "machine": platform.machine(), "cpus": os.cpu_count(), "engine_build": _engine_build()}
+                              "machine": platform.machine(), "cpus": os.cpu_count(), "engine_build": engine_build()}
     report["single"] = single_process(reps, quick)
     report["vector"] = vectors(reps, quick)
     report["mcts"] = mcts(reps, quick)

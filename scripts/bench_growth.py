@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 
-from bench_engine_compare import case_label, instructions, instructions_and_figures, parse_case  # noqa: E402,F401
+from bench_engine_compare import case_label, engine_build, instructions, instructions_and_figures, parse_case  # noqa: E402,F401
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     regime_head = " | ".join(f"regime at {n:,}" for n in sizes)
     lines = ["# ddl-gym engine growth in instructions", "",
              f"Python {platform.python_version()} on {platform.machine()}; `{command}`; measured code: "
-             f"{tree_revision(args.tree)}. Simulated instructions = a run's count minus a build-only "
+             f"{tree_revision(args.tree)}, job-level engine {engine_build(args.tree)}. Simulated instructions = a run's count minus a build-only "
              "run's; exponent = log-log slope against jobs. Over these sizes n·log n gives "
              f"{reference:.2f}, linear 1, quadratic 2.", "",
              "Per-job cost rises with the job count where a case saturates as it runs longer (more jobs wait, "

@@ -44,7 +44,6 @@ class Target:
     module: str  # ddl_gym.sim.<module>
     shared_blocks: int  # how many ``# <shared>`` blocks the source has
     anchor: str  # the import line after which the shared classes are imported back
-    shared_import: str
     subclassable: tuple[str, ...] = ()  # classes interpreted code may subclass
 
     @property
@@ -58,21 +57,25 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "engine": Target("job-level engine", "engine", 1, "from ddl_gym.sim.perf import PerformanceModel, RARContentionModel\n",
-                     "from ddl_gym.sim.engine import InvariantError, SimulationError\n", ("Simulator",)),
-    "tasklevel": Target("task-level engine", "tasklevel", 2, "from ddl_gym.sim.perf import AllReduceContentionModel\n",
-                        "from ddl_gym.sim.tasklevel import EngineStats, InvariantError\n"),
+                     ("Simulator",)),
+    "tasklevel": Target("task-level engine", "tasklevel", 2, "from ddl_gym.sim.perf import AllReduceContentionModel\n"),
 }
 
 
-def native_source(text: str, target: Target = TARGETS["tasklevel"]) -> str:
+def native_source(text: str, target: Target) -> str:
     """The module ``target``'s extension is compiled from (see the module docstring)."""
     digest = hashlib.sha256(text.encode()).hexdigest()
-    out, shared = re.subn(r"# <shared>[^\n]*\n.*?# </shared>\n", "", text, flags=re.S)
+    shared_block = re.compile(r"# <shared>[^\n]*\n.*?# </shared>\n", flags=re.S)
+    blocks = shared_block.findall(text)
+    shared, out = len(blocks), shared_block.sub("", text)
+    # The compiled copy imports the shared classes back from the plain module, by the names defined there.
+    shared_names = sorted(name for block in blocks for name in re.findall(r"^class (\w+)", block, flags=re.M))
     out, pure = re.subn(r"\n# <pure-only>[^\n]*\n.*?# </pure-only>\n?", "\n", out, flags=re.S)
     if shared != target.shared_blocks or pure != 1 or target.anchor not in out:
         raise SystemExit(f"{target.source}: expected {target.shared_blocks} '# <shared>' block(s), 1 '# <pure-only>' "
                          f"block and the perf import; found {shared}, {pure}")
-    out = out.replace(target.anchor, target.anchor + target.shared_import, 1)
+    shared_import = f"from ddl_gym.sim.{target.module} import {', '.join(shared_names)}\n"
+    out = out.replace(target.anchor, target.anchor + shared_import, 1)
     for cls in target.subclassable:
         line = f"\nclass {cls}:\n"
         if line not in out:

@@ -115,6 +115,7 @@ def test_simulator_queue_and_its_fork():
     for job in range(8):
         sim.start(job, [job])
     assert sim.queue == list(range(8, n)) and twin.queue == list(range(n))
+    assert (sim.num_queued, twin.num_queued) == (n - 8, n)  # the counter the env and run_policy read
     assert workload.gpus[sim.queue].sum() == n - 8
     with pytest.raises(SimulationError, match="not in the queue"):
         sim.start(3, [3])

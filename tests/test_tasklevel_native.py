@@ -24,7 +24,8 @@ from tests.tasklevel_golden import GOLDEN_FILE, NUM_RANDOM, _schedule_digest, ra
 
 def test_native_source_drops_the_switch_shares_the_classes_and_is_stamped() -> None:
     text = Path(tasklevel.__file__).read_text()
-    out = build_script().native_source(text)
+    script = build_script()
+    out = script.native_source(text, script.TARGETS["tasklevel"])
     assert "# <shared>" not in out and "# <pure-only>" not in out
     assert "class InvariantError" not in out and "class EngineStats" not in out
     assert "from ddl_gym.sim.tasklevel import EngineStats, InvariantError\n" in out
@@ -35,8 +36,9 @@ def test_native_source_drops_the_switch_shares_the_classes_and_is_stamped() -> N
 
 
 def test_native_source_rejects_a_source_without_its_markers() -> None:
+    script = build_script()
     with pytest.raises(SystemExit, match="shared"):
-        build_script().native_source("import math\n")
+        script.native_source("import math\n", script.TARGETS["tasklevel"])
 
 
 def test_build_flag_names_the_class_in_use() -> None:

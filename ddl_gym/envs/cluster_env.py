@@ -610,7 +610,7 @@ class DDLClusterEnv(SimulatorEnv):
                 block += (present, g_feature, runtime, min(1.0, log1p(now - arrival[job]) * _INV_LOG_WAIT), comm,
                           1.0 if g <= num_free else 0.0, 1.0 if g <= most_free else 0.0)
         n_jobs = self._num_jobs or 1
-        queued = sim.num_arrived - sim.num_finished - sim.num_rejected - len(sim.running)  # = len(sim.queue)
+        queued = sim.num_queued
         contended = sim.contended_jobs  # running jobs with p_j > 0 (the spread ones)
         tail = (
             min(1.0, math.log1p(queued) * _INV_LOG_QUEUE),
@@ -670,8 +670,7 @@ class DDLClusterEnv(SimulatorEnv):
                 waited = log1p(now - arrival[job]) * _INV_LOG_WAIT
                 block.append(waited if waited < 1.0 else 1.0)
                 block += tail
-        # = len(sim.queue) (the engine's accounting invariant), without a Python-level call per step
-        queued = sim.num_arrived - sim.num_finished - sim.num_rejected - len(sim.running)
+        queued = sim.num_queued
         log1p = math.log1p
         q = log1p(queued) * _INV_LOG_QUEUE
         over = queued - self.window
@@ -702,7 +701,7 @@ class DDLClusterEnv(SimulatorEnv):
             "invalid_action": invalid,
             "executed_action": self._executed,
             "sim_time": float(sim.now),
-            "queue_length": sim.num_arrived - sim.num_finished - sim.num_rejected - len(sim.running),  # len(sim.queue)
+            "queue_length": sim.num_queued,
             "running_jobs": len(sim.running),
             "finished_jobs": sim.num_finished,
             "window_jobs": list(self._window),

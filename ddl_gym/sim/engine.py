@@ -98,8 +98,8 @@ class Simulator:
     in arrival order: a read-only list-like :class:`~ddl_gym.sim.jobqueue.JobQueue` whose head is
     taken in O(1)), ``running`` (dict of running jobs in start order), ``free_per_server``,
     ``gpu_owner`` (job index per GPU, ``-1`` free), ``split_count`` (split jobs per server),
-    ``num_free``, ``state``, ``used`` (non-GPU resource amounts in use per server; its GPU column
-    stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``,
+    ``num_free``, ``num_queued`` (``len(queue)``), ``state``, ``used`` (non-GPU resource amounts in
+    use per server; its GPU column stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``,
     ``placement[job]`` (GPU ids held, else of the last holding). Per-job float columns
     (``remaining``, ``tau``, ``start_time``, ``finish_time``) are ``array('d')`` sequences, not lists
     (memory: 8 bytes per job each); a finished job's ``servers`` entry is released to ``()``.
@@ -155,6 +155,7 @@ class Simulator:
 
         self.now = 0.0 if n == 0 else self._arrival[0]  # the clock starts at the first arrival
         self.queue = JobQueue()
+        self.num_queued = 0  # len(queue) as a plain attribute: the env and run_policy read it per step/event
         self.running: dict[int, None] = {}
         self.state = [PENDING] * n
         self.free_per_server = self.server_gpus.copy()
@@ -396,6 +397,7 @@ class Simulator:
             amounts = None
         self._occupy(job, ids, servers, counts, placement if isinstance(placement, Allocation) else None, amounts)
         self.queue.remove(job)  # O(1) at the head (see JobQueue)
+        self.num_queued -= 1
         self.running[job] = None
         self.state[job] = RUNNING
         if self.start_time[job] != self.start_time[job]:  # NaN: first start (a restart keeps it)
@@ -643,6 +645,7 @@ class Simulator:
         if not 0 <= job < self._n or self.state[job] != QUEUED:
             raise SimulationError(f"job {job} cannot be rejected: it is not in the queue (state {self._state_name(job)})")
         self.queue.remove(job)
+        self.num_queued -= 1
         self.state[job] = REJECTED
         self.num_rejected += 1
         self._weight_in_system -= self._weight[job]
@@ -668,6 +671,7 @@ class Simulator:
         servers = self._release(job)
         self.state[job] = QUEUED
         self.queue.insort(job)  # the queue stays in arrival (= index) order
+        self.num_queued += 1
         self.preemptions[job] = self.preemptions.get(job, 0) + 1
         if overhead_s > 0.0:
             self._pending_overhead_s[job] = self._pending_overhead_s.get(job, 0.0) + overhead_s
@@ -830,6 +834,7 @@ class Simulator:
             self._weight_in_system += self._weight[i]
             i += 1
         self.num_arrived += i - self._next_arrival
+        self.num_queued += i - self._next_arrival
         self._next_arrival = i
 
     def _neighbours(self, servers: tuple[int, ...]) -> set[int]:
@@ -1059,6 +1064,8 @@ class Simulator:
             raise InvariantError("running contended-job counters are stale")
         if self.num_finished + self.num_rejected + len(self.running) + len(self.queue) != self.num_arrived:
             raise InvariantError("arrived jobs are not all accounted for (queued + running + done + rejected)")
+        if self.num_queued != len(self.queue):
+            raise InvariantError(f"queued-job counter {self.num_queued} disagrees with the queue ({len(self.queue)} jobs)")
 
     def result(self, policy: str = "") -> SimResult:
         """Per-job records of the run so far (unfinished jobs have NaN finish)."""
@@ -1265,9 +1272,8 @@ def run_policy(sim: Simulator, policy: Scheduler, rng: np.random.Generator | Non
     sim.capabilities = _declared_capabilities(policy)
     policy.reset(sim, rng if rng is not None else np.random.default_rng(0))
     events = 0
-    queue = sim.queue
     while not sim.done:
-        if len(queue._items) > queue._head:  # = bool(sim.queue), without a Python-level call per event
+        if sim.num_queued:
             policy.schedule(sim)
             if sim.done:  # its last decision rejected the last job
                 break
