@@ -181,6 +181,8 @@ def _vector_loop(kind: str, num_envs: int, num_workers: int, steps: int) -> floa
     import ddl_gym  # noqa: F401
 
     iterations = max(1, steps // num_envs)
+    if kind == INDEPENDENT:
+        return _independent_processes(num_workers, steps)
     if kind == "one process":
         env = gym.make(ENV_ID)
         _, info = env.reset(seed=0)
@@ -245,9 +247,34 @@ def _vector_loop(kind: str, num_envs: int, num_workers: int, steps: int) -> floa
     return count / wall
 
 
+def _one_process_in_child(steps: int, start: Any, out: Any) -> None:
+    start.wait()
+    out.put(_vector_loop("one process", 1, 1, steps))
+
+
+def _independent_processes(count: int, steps: int) -> float:
+    """The machine's ceiling for ``count`` processes: ``count`` one-process loops (nothing shared, no
+    messages) started together; their summed steps per wall second. A vector env cannot beat it."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_one_process_in_child, args=(steps, start, out)) for _ in range(count)]
+    for proc in procs:
+        proc.start()
+    time.sleep(3.0)  # let every child import and build its env before the common start
+    start.set()
+    rates = [out.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join()
+    return float(sum(rates))
+
+
+INDEPENDENT = "independent one-process loops at once (the ceiling)"
 PARENT_SUFFIX = ", parent steps a share"
 VECTOR_CASES = (  # (kind, envs, workers); "parent steps a share": num_workers counts the caller
     ("one process", 1, 1),
+    (INDEPENDENT, 2, 2),
     ("gymnasium AsyncVectorEnv", 2, 2),
     ("SB3 SubprocVecEnv", 2, 2),
     ("ddl-gym BatchedVectorEnv", 8, 2),
@@ -426,6 +453,10 @@ def format_report(report: dict[str, Any]) -> str:
         lines += ["", f"Best batched vector env with 2 processes stepping envs: {best:.2f}x one process "
                       f"(goal >= {GOALS['vector']}: {'met' if best >= GOALS['vector'] else 'not met'}; "
                       f"{vec['cpus']} CPUs on this machine)."]
+        ceiling = [v["median"] for k, v in vec["ratio_to_one_process"].items() if k.startswith(INDEPENDENT)]
+        if ceiling:
+            lines[-1] += (f" Two independent one-process loops at once reach {ceiling[0]:.2f}x: the most that two "
+                          f"processes get on this machine; the best vector env is {best / ceiling[0]:.0%} of that.")
 
     m = report["mcts"]
     lines += ["", f"## (c) MCTS `{m['spec']}`, scenario {m['scenario']} (the former `small`), seed {m['seed']}, one whole episode", "",

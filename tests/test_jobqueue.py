@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from ddl_gym.sim import Simulator
 from ddl_gym.sim.engine import SimulationError
-from ddl_gym.sim.jobqueue import _MIN_TRIM, JobQueue
+from ddl_gym.sim import jobqueue
+from ddl_gym.sim.jobqueue import _MIN_TRIM, LAZY_DELETE_MIN, JobQueue
 from tests.conftest import make_cluster, make_workload
 
 # An operation: ("arrive", k) appends k new jobs, ("take", x) removes the job at relative position
@@ -24,8 +25,17 @@ OPERATIONS = st.lists(st.one_of(
 ), max_size=120)
 
 
-def _replay(operations: list[tuple[str, float]]) -> tuple[JobQueue, list[int]]:
-    """Apply ``operations`` to a JobQueue and to a plain sorted list; return both."""
+def _replay(operations: list[tuple[str, float]], lazy_min: int = LAZY_DELETE_MIN) -> tuple[JobQueue, list[int]]:
+    """Apply ``operations`` to a JobQueue and to a plain sorted list; return both. Queues of at least
+    ``lazy_min`` jobs mark a non-head removal gone instead of deleting it (0: always)."""
+    saved, jobqueue.LAZY_DELETE_MIN = jobqueue.LAZY_DELETE_MIN, lazy_min
+    try:
+        return _apply(operations)
+    finally:
+        jobqueue.LAZY_DELETE_MIN = saved
+
+
+def _apply(operations: list[tuple[str, float]]) -> tuple[JobQueue, list[int]]:
     queue, reference, removed, next_job = JobQueue(), [], [], 0
     for op, arg in operations:
         if op == "arrive":
@@ -44,10 +54,20 @@ def _replay(operations: list[tuple[str, float]]) -> tuple[JobQueue, list[int]]:
     return queue, reference
 
 
-@settings(max_examples=150, deadline=None)
-@given(OPERATIONS, st.integers(-45, 45), st.integers(-45, 45), st.sampled_from([None, 1, 2, -1, -3]))
-def test_reads_match_a_sorted_list(operations, a, b, step):
-    queue, reference = _replay(operations)
+@settings(max_examples=200, deadline=None)
+@given(OPERATIONS, st.integers(-45, 45), st.integers(-45, 45), st.sampled_from([None, 1, 2, -1, -3]),
+       st.sampled_from([0, 8, LAZY_DELETE_MIN]))
+def test_reads_match_a_sorted_list(operations, a, b, step, lazy_min):
+    queue, reference = _replay(operations, lazy_min)
+    # First the reads that step over gone jobs without compacting (the env's window, the head)...
+    assert len(queue) == len(reference) and bool(queue) == bool(reference)
+    assert queue.first() == (reference[0] if reference else -1)
+    if reference:
+        assert queue[0] == reference[0]
+    assert queue.head(max(a, 0)) == reference[: max(a, 0)] and queue[: max(b, 0)] == reference[: max(b, 0)]
+    for job in set(reference[:3] + reference[-3:] + [-1, 10_000]):
+        assert (job in queue) == (job in reference)
+    # ...then every other read (these compact the buffer first).
     assert len(queue) == len(reference) and bool(queue) == bool(reference)
     assert list(queue) == reference and tuple(queue) == tuple(reference)
     assert queue == reference and reference == queue and not queue != reference
@@ -88,6 +108,30 @@ def test_head_removal_keeps_the_buffer_bounded():
         next_job += 1
         assert len(queue._items) <= 2 * len(queue) + _MIN_TRIM
     assert list(queue) == list(range(10_000, 10_100))
+
+
+def test_long_queue_marks_removals_gone_and_compacts():
+    """In a queue of LAZY_DELETE_MIN+ jobs a non-head removal leaves the buffer in place (no O(queue)
+    move); it is compacted once half of it is gone; the head skips gone jobs; a gone job can return."""
+    n = 2 * LAZY_DELETE_MIN
+    queue = JobQueue(range(n))
+    buffer = queue._items
+    for job in range(2, n // 2, 2):  # every other job of the first half, not the head
+        queue.remove(job)
+    assert queue._items is buffer and len(buffer) == n  # nothing moved
+    assert len(queue) == n - len(range(2, n // 2, 2)) and 4 not in queue and 5 in queue
+    queue.remove(0)
+    queue.remove(1)  # the head: 2 is gone, so 3 becomes the head
+    assert queue.first() == 3 and queue[0] == 3 and queue.head(3) == [3, 5, 7]
+    queue.insort(6)  # a gone job coming back (a preempted job) is revived in place
+    assert queue.head(3) == [3, 5, 6] and queue._items is buffer
+    for job in range(n // 2, n - 1):  # now more than half is gone: compacted
+        queue.remove(job)
+    assert queue._items is not buffer and not queue._gone
+    expected = [3, 5, 6] + list(range(7, n // 2, 2)) + [n - 1]
+    assert list(queue) == expected and len(queue) == len(expected)
+    with pytest.raises(ValueError, match="not in the queue"):
+        queue.remove(4)
 
 
 def test_copy_is_independent_and_bad_input_is_refused():

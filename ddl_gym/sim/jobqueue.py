@@ -5,8 +5,12 @@ head job, and a Python ``list`` moves every other element on ``del queue[0]``: O
 a large share of the cost of runs that keep 10⁵ jobs waiting (issue 13). :class:`JobQueue` keeps
 the jobs in a list whose first ``head`` slots are vacated (set to ``-1``, so the whole buffer stays
 sorted and binary-searchable); taking the head job only moves ``head``, and the vacated prefix is
-cut off once it is half the buffer (amortised O(1)). A job deeper in the queue is deleted from the
-buffer as before (SJF/SRSF).
+cut off once it is half the buffer (amortised O(1)). A job deeper in the queue (SJF/SRSF, SJF-BCO's
+plan order) is deleted from the buffer while the queue is short; in a long queue that delete moved
+every later element, O(queue) per start and quadratic over a run (SJF-BCO offline keeps all 10⁵ jobs
+queued), so there it is only marked gone (``_gone``) and the buffer is compacted once half of it is
+gone, or when a read needs positions (amortised O(log n) per removal). The head slot is never a gone
+job, so the head reads stay O(1).
 
 For policies it reads like a list of ints: ``len``, truth, ``q[i]``, slices, iteration,
 ``in`` (binary search), ``index``, ``count``, equality with lists, ``list(q)``/``tuple(q)``,
@@ -29,12 +33,15 @@ __all__ = ["JobQueue"]
 
 _VACANT = -1  # below every job index: the vacated prefix keeps the buffer sorted
 _MIN_TRIM = 64  # vacated slots tolerated before any trim (small queues never pay the trim)
+#: Queues at least this long delete a non-head job lazily (mark it gone); shorter ones delete it at once,
+#: a move of a few KB that is cheaper than the later compaction and keeps their reads plain slices.
+LAZY_DELETE_MIN = 1024
 
 
 class JobQueue:
     """Ascending job indices with an O(1) head removal (see the module docstring)."""
 
-    __slots__ = ("_items", "_head")
+    __slots__ = ("_items", "_head", "_gone")
 
     def __init__(self, jobs: Sequence[int] = ()) -> None:
         items = [int(j) for j in jobs]
@@ -42,10 +49,23 @@ class JobQueue:
             raise ValueError("JobQueue holds distinct job indices >= 0 in ascending order")
         self._items: list[int] = items
         self._head = 0
+        self._gone: set[int] = set()  # removed jobs still in the buffer, all after the head slot
+
+    def _compact(self) -> None:
+        """Drop the gone jobs and the vacated prefix from the buffer (slices between the gone ones)."""
+        items, head, gone = self._items, self._head, self._gone
+        kept: list[int] = []
+        for job in sorted(gone):
+            i = bisect.bisect_left(items, job, head)
+            kept += items[head:i]
+            head = i + 1
+        kept += items[head:]
+        self._items, self._head = kept, 0
+        gone.clear()
 
     # ------------------------------------------------------------------ reading (policies)
     def __len__(self) -> int:
-        return len(self._items) - self._head
+        return len(self._items) - self._head - len(self._gone)
 
     def __bool__(self) -> bool:
         return len(self._items) > self._head
@@ -56,6 +76,14 @@ class JobQueue:
     def __getitem__(self, index: slice) -> list[int]: ...
 
     def __getitem__(self, index: int | slice) -> int | list[int]:
+        if self._gone:  # the queue is not empty: the head slot holds a queued job
+            if index.__class__ is slice:
+                start, stop, step = index.start, index.stop, index.step  # type: ignore[union-attr]
+                if start is None and step is None and stop is not None and stop >= 0:
+                    return self.head(stop)  # a window (q[:w]), read without compacting
+            elif index == 0:
+                return self._items[self._head]
+            self._compact()
         head = self._head
         if index.__class__ is slice:
             start, stop, step = index.start, index.stop, index.step  # type: ignore[union-attr]
@@ -79,14 +107,27 @@ class JobQueue:
     def head(self, count: int) -> list[int]:
         """The first ``count`` queued jobs (``q[:count]`` without the slice object)."""
         head = self._head
-        return self._items[head: head + count]
+        if not self._gone:
+            return self._items[head: head + count]
+        gone, window = self._gone, []
+        if count > 0:  # the window's jobs, stepping over gone ones (no compaction: the env reads this per step)
+            for job in islice(self._items, head, None):
+                if job not in gone:
+                    window.append(job)
+                    if len(window) == count:
+                        break
+        return window
 
     def __iter__(self) -> Iterator[int]:
+        if self._gone:
+            self._compact()
         if self._head == 0:
             return iter(self._items)
         return islice(self._items, self._head, None)
 
     def __reversed__(self) -> Iterator[int]:
+        if self._gone:
+            self._compact()
         return reversed(self._items[self._head:])
 
     def __contains__(self, job: object) -> bool:
@@ -94,10 +135,12 @@ class JobQueue:
             return False
         items = self._items
         i = bisect.bisect_left(items, job, self._head)  # type: ignore[call-overload]
-        return i < len(items) and items[i] == job
+        return i < len(items) and items[i] == job and job not in self._gone
 
     def index(self, job: int) -> int:
         """Position of ``job`` in the queue (ValueError if it is not queued)."""
+        if self._gone:
+            self._compact()
         items = self._items
         i = bisect.bisect_left(items, job, self._head)
         if i < len(items) and items[i] == job:
@@ -108,7 +151,11 @@ class JobQueue:
         return 1 if job in self else 0
 
     def __eq__(self, other: object) -> bool:
+        if self._gone:
+            self._compact()
         if isinstance(other, JobQueue):
+            if other._gone:
+                other._compact()
             return self._items[self._head:] == other._items[other._head:]
         if isinstance(other, list):
             return self._items[self._head:] == other
@@ -117,19 +164,28 @@ class JobQueue:
     __hash__ = None  # type: ignore[assignment]  # mutable, like a list
 
     def __repr__(self) -> str:
+        if self._gone:
+            self._compact()
         return f"JobQueue({self._items[self._head:]!r})"
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if self._gone:
+            self._compact()
         return np.array(self._items[self._head:], dtype=np.int64 if dtype is None else dtype)
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self._gone:
+            self._compact()
         return (JobQueue, (self._items[self._head:],))
 
     def copy(self) -> JobQueue:
         """An independent queue with the same jobs (what ``Simulator.fork`` uses)."""
+        if self._gone:
+            self._compact()
         twin = object.__new__(JobQueue)
         twin._items = self._items[self._head:]
         twin._head = 0
+        twin._gone = set()
         return twin
 
     # ------------------------------------------------------------------ changes (the simulator only)
@@ -139,22 +195,36 @@ class JobQueue:
 
     def insort(self, job: int) -> None:
         """Add ``job`` at its place in index order (a preempted job returning)."""
+        if job in self._gone:  # still in the buffer, at its place
+            self._gone.discard(job)
+            return
         bisect.insort(self._items, job, self._head)
 
     def remove(self, job: int) -> None:
         """Take ``job`` out: O(1) at the head, else one binary search and a delete (ValueError if absent)."""
-        items, head = self._items, self._head
+        items, head, gone = self._items, self._head, self._gone
         if head < len(items) and items[head] == job:
             items[head] = _VACANT
             head += 1
+            if gone:  # keep the head slot a queued job
+                while head < len(items) and items[head] in gone:
+                    gone.discard(items[head])
+                    items[head] = _VACANT
+                    head += 1
             if head >= _MIN_TRIM and 2 * head >= len(items):
                 del items[:head]
                 head = 0
             self._head = head
             return
         i = bisect.bisect_left(items, job, head)
-        if i < len(items) and items[i] == job:
-            del items[i]
+        if i < len(items) and items[i] == job and job not in gone:
+            size = len(items) - head
+            if size < LAZY_DELETE_MIN:
+                del items[i]
+                return
+            gone.add(job)
+            if 2 * len(gone) >= size:
+                self._compact()
             return
         raise ValueError(f"job {job} is not in the queue")
 
