@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import platform
+import queue
 import statistics
 import subprocess
 import sys
@@ -264,7 +265,15 @@ def _independent_processes(count: int, steps: int) -> float:
         proc.start()
     time.sleep(3.0)  # let every child import and build its env before the common start
     start.set()
-    rates = [out.get(timeout=600) for _ in procs]
+    rates: list[float] = []
+    while len(rates) < count:
+        try:
+            rates.append(out.get(timeout=1.0))
+        except queue.Empty:
+            if any(proc.exitcode not in (None, 0) for proc in procs):  # a child failed: say so, do not wait
+                for proc in procs:
+                    proc.kill()
+                raise RuntimeError("an independent one-process loop failed (see its traceback above)") from None
     for proc in procs:
         proc.join()
     return float(sum(rates))

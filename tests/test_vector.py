@@ -7,7 +7,8 @@ import pytest
 
 import ddl_gym  # noqa: F401
 from ddl_gym.envs.cluster_env import DDLClusterEnv
-from ddl_gym.envs.vector import INFO_FIELDS, BatchedVectorEnv
+from ddl_gym.envs import vector
+from ddl_gym.envs.vector import DEFAULT_SPIN_S, INFO_FIELDS, BatchedVectorEnv, auto_spin_s
 
 ENV_ID = "ddl_gym:DDLCluster-Small-v0"
 
@@ -16,12 +17,16 @@ def _greedy(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([int(rng.choice(np.flatnonzero(m))) for m in masks])
 
 
-@pytest.mark.parametrize("step_in_parent", [False, True], ids=["workers", "parent-steps-a-share"])
-def test_gymnasium_batched_env_matches_single_envs_with_next_step_autoreset(step_in_parent: bool) -> None:
+@pytest.mark.parametrize(("step_in_parent", "spin_s"), [(False, None), (True, None), (True, 0.0), (True, 0.005)],
+                         ids=["workers", "parent-steps-a-share", "parent-blocking", "parent-polling"])
+def test_gymnasium_batched_env_matches_single_envs_with_next_step_autoreset(step_in_parent: bool,
+                                                                           spin_s: float | None) -> None:
     envs = BatchedVectorEnv(ENV_ID, num_envs=3, num_workers=2, env_kwargs={"window": 4},
-                            step_in_parent=step_in_parent)
+                            step_in_parent=step_in_parent, spin_s=spin_s)
     # With step_in_parent, rows 0-1 are stepped in this process and row 2 in the one worker process.
     assert len(envs._pool._procs) == (1 if step_in_parent else 2)
+    if spin_s is not None:
+        assert envs._pool.spin_s == spin_s
     try:
         assert envs.metadata["autoreset_mode"].name == "NEXT_STEP"
         singles = [DDLClusterEnv("small", window=4) for _ in range(3)]
@@ -122,6 +127,16 @@ def test_errors_are_named_and_worker_failures_surface_in_the_parent() -> None:
     with pytest.raises(Exception, match="closed"):
         envs.step(np.zeros(2, dtype=np.int64))
     envs.close()
+
+
+def test_processes_poll_only_when_each_has_a_core(monkeypatch) -> None:
+    monkeypatch.setattr(vector.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert auto_spin_s(2, step_in_parent=True) == DEFAULT_SPIN_S > 0  # the caller and one worker: 2 processes
+    assert auto_spin_s(1, step_in_parent=False) == DEFAULT_SPIN_S  # one worker and the waiting caller
+    assert auto_spin_s(2, step_in_parent=False) == 0.0  # three processes on two cores: pollers would starve the others
+    assert auto_spin_s(3, step_in_parent=True) == 0.0
+    with pytest.raises(ValueError, match="spin_s must be >= 0"):
+        BatchedVectorEnv(ENV_ID, num_envs=2, num_workers=1, spin_s=-1.0)
 
 
 def test_sub_envs_skip_the_passive_checker_wrapper_unless_asked():
