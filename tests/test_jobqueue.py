@@ -163,3 +163,34 @@ def test_simulator_queue_and_its_fork():
     assert workload.gpus[sim.queue].sum() == n - 8
     with pytest.raises(SimulationError, match="not in the queue"):
         sim.start(3, [3])
+
+
+@pytest.mark.parametrize("policy", ["sjf+pack", "srsf+rand", "sjf-bco"])
+def test_lazy_deletion_leaves_runs_unchanged(policy, monkeypatch):
+    """SJF-like orders start jobs from deep in the queue: a run with every such removal marked gone
+    (LAZY_DELETE_MIN = 0) equals a run with every one deleted at once, invariants checked per event."""
+    from ddl_gym.baselines import make_policy
+    from ddl_gym.sim import run_policy
+
+    rng = np.random.default_rng(3)
+    n = 120
+    workload = make_workload(rng.choice([1, 2, 4, 8], n).tolist(), rng.integers(50, 400, n).tolist(),
+                             np.sort(rng.uniform(0, 50, n)).tolist())
+    most_gone = []  # per run, the most jobs marked gone at once
+    remove = JobQueue.remove
+
+    def counting_remove(queue, job):
+        remove(queue, job)
+        most_gone[-1] = max(most_gone[-1], len(queue._gone))
+
+    monkeypatch.setattr(JobQueue, "remove", counting_remove)
+    results = []
+    for lazy_min in (10**9, 0):
+        monkeypatch.setattr(jobqueue, "LAZY_DELETE_MIN", lazy_min)
+        most_gone.append(0)
+        sim = Simulator(make_cluster(3, 4), workload, debug=True)
+        result = run_policy(sim, make_policy(policy), np.random.default_rng(0))
+        results.append((result.start.tolist(), result.finish.tolist()))
+    assert results[0] == results[1]
+    assert np.isfinite(results[0][1]).all()
+    assert most_gone[0] == 0 and most_gone[1] >= 2  # the second run did take the lazy path
