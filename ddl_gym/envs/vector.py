@@ -163,7 +163,6 @@ class _EnvGroup:
         extra: dict[int, dict[str, Any]] = {}
         actions = self.act_b[self.rows].tolist()
         rewards, terms, truncs = [], [], []
-        observations, masks = [], []
         fields: list[list[Any]] = [[] for _ in self.info_b]
         done, same_step = self.done, self.same_step
         for k, env in enumerate(self.envs):
@@ -185,21 +184,11 @@ class _EnvGroup:
             rewards.append(reward)
             terms.append(terminated)
             truncs.append(truncated)
-            observations.append(obs)
-            masks.append(info.get("action_mask"))
+            self._write_state(i, obs, info)
             for values, (name, _) in zip(fields, self.info_b):
                 values.append(info.get(name, 0))
         # One write per field for this group's rows instead of one per env.
         rows = self.rows
-        self.obs_b[rows] = observations
-        if any(mask is None for mask in masks):  # an env without masks: write the others one by one
-            for k, mask in enumerate(masks):
-                if mask is not None:
-                    self.mask_b[self.first + k] = mask
-                    self.has_mask_b[self.first + k] = True
-        else:
-            self.mask_b[rows] = masks
-            self.has_mask_b[rows] = True
         self.rew_b[rows], self.term_b[rows], self.trunc_b[rows] = rewards, terms, truncs
         for values, (_, view) in zip(fields, self.info_b):
             view[rows] = values
