@@ -20,7 +20,8 @@ is measured in the same run, interleaved with the env, and ratios are taken per 
     2 workers): Gymnasium ``AsyncVectorEnv(shared_memory=True)``, ddl-gym's batched vector env
     (:mod:`ddl_gym.envs.vector`, several envs per worker) in its Gymnasium and SB3 forms, and SB3
     ``SubprocVecEnv`` (masks fetched with ``env_method("action_masks")`` every step, as
-    MaskablePPO does).
+    MaskablePPO does); and, as the machine's ceiling, two one-process loops started together in
+    separate processes (their summed rate: what two processes get with nothing shared).
 
 (c) **MCTS** (:mod:`ddl_gym.agents.mcts`): wall seconds per searched decision of one whole
     episode on the small scenario, and the schedule's avg JCT (equal results are a precondition
@@ -248,32 +249,44 @@ def _vector_loop(kind: str, num_envs: int, num_workers: int, steps: int) -> floa
     return count / wall
 
 
-def _one_process_in_child(steps: int, start: Any, out: Any) -> None:
+def _one_process_in_child(steps: int, ready: Any, start: Any, out: Any) -> None:
+    import gymnasium  # noqa: F401  (imported before the common start, as the loop's own imports are)
+
+    import ddl_gym  # noqa: F401
+
+    ready.put(None)
     start.wait()
     out.put(_vector_loop("one process", 1, 1, steps))
 
 
-def _independent_processes(count: int, steps: int) -> float:
-    """The machine's ceiling for ``count`` processes: ``count`` one-process loops (nothing shared, no
-    messages) started together; their summed steps per wall second. A vector env cannot beat it."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    start, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_one_process_in_child, args=(steps, start, out)) for _ in range(count)]
-    for proc in procs:
-        proc.start()
-    time.sleep(3.0)  # let every child import and build its env before the common start
-    start.set()
-    rates: list[float] = []
-    while len(rates) < count:
+def _gather(messages: Any, count: int, procs: list[Any]) -> list[Any]:
+    """``count`` messages from the children, or a RuntimeError as soon as one of them has failed."""
+    received: list[Any] = []
+    while len(received) < count:
         try:
-            rates.append(out.get(timeout=1.0))
+            received.append(messages.get(timeout=1.0))
         except queue.Empty:
             if any(proc.exitcode not in (None, 0) for proc in procs):  # a child failed: say so, do not wait
                 for proc in procs:
                     proc.kill()
                 raise RuntimeError("an independent one-process loop failed (see its traceback above)") from None
+    return received
+
+
+def _independent_processes(count: int, steps: int) -> float:
+    """The machine's ceiling for ``count`` processes: ``count`` one-process loops (nothing shared, no
+    messages) started together once all have imported; their summed steps per wall second. A vector
+    env cannot beat it."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_one_process_in_child, args=(steps, ready, start, out)) for _ in range(count)]
+    for proc in procs:
+        proc.start()
+    _gather(ready, count, procs)
+    start.set()
+    rates = _gather(out, count, procs)
     for proc in procs:
         proc.join()
     return float(sum(rates))

@@ -63,6 +63,12 @@ class JobQueue:
         self._items, self._head = kept, 0
         gone.clear()
 
+    def _queued(self) -> list[int]:
+        """A copy of the queued jobs, in order (compacting first if some are marked gone)."""
+        if self._gone:
+            self._compact()
+        return self._items[self._head:]
+
     # ------------------------------------------------------------------ reading (policies)
     def __len__(self) -> int:
         return len(self._items) - self._head - len(self._gone)
@@ -126,9 +132,7 @@ class JobQueue:
         return islice(self._items, self._head, None)
 
     def __reversed__(self) -> Iterator[int]:
-        if self._gone:
-            self._compact()
-        return reversed(self._items[self._head:])
+        return reversed(self._queued())
 
     def __contains__(self, job: object) -> bool:
         if job.__class__ is not int and not isinstance(job, (int, np.integer)):
@@ -151,39 +155,27 @@ class JobQueue:
         return 1 if job in self else 0
 
     def __eq__(self, other: object) -> bool:
-        if self._gone:
-            self._compact()
         if isinstance(other, JobQueue):
-            if other._gone:
-                other._compact()
-            return self._items[self._head:] == other._items[other._head:]
+            return self._queued() == other._queued()
         if isinstance(other, list):
-            return self._items[self._head:] == other
+            return self._queued() == other
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]  # mutable, like a list
 
     def __repr__(self) -> str:
-        if self._gone:
-            self._compact()
-        return f"JobQueue({self._items[self._head:]!r})"
+        return f"JobQueue({self._queued()!r})"
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if self._gone:
-            self._compact()
-        return np.array(self._items[self._head:], dtype=np.int64 if dtype is None else dtype)
+        return np.array(self._queued(), dtype=np.int64 if dtype is None else dtype)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self._gone:
-            self._compact()
-        return (JobQueue, (self._items[self._head:],))
+        return (JobQueue, (self._queued(),))
 
     def copy(self) -> JobQueue:
         """An independent queue with the same jobs (what ``Simulator.fork`` uses)."""
-        if self._gone:
-            self._compact()
         twin = object.__new__(JobQueue)
-        twin._items = self._items[self._head:]
+        twin._items = self._queued()
         twin._head = 0
         twin._gone = set()
         return twin
@@ -201,7 +193,8 @@ class JobQueue:
         bisect.insort(self._items, job, self._head)
 
     def remove(self, job: int) -> None:
-        """Take ``job`` out: O(1) at the head, else one binary search and a delete (ValueError if absent)."""
+        """Take ``job`` out (ValueError if absent): O(1) at the head, else a binary search and a delete,
+        or in a queue of :data:`LAZY_DELETE_MIN`+ jobs a mark (compacted once half the buffer is gone)."""
         items, head, gone = self._items, self._head, self._gone
         if head < len(items) and items[head] == job:
             items[head] = _VACANT
