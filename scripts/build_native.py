@@ -1,10 +1,11 @@
-"""Compile the engines with mypyc (optional speed-up, identical results).
+"""Compile the engines and the env's hot path with mypyc (optional speed-up, identical results).
 
 Run ``python scripts/build_native.py`` (needs ``pip install mypy`` and a C compiler; the ``native``
-extra of ``pyproject.toml``). For each engine it writes a copy of its source as a module next to it
+extra of ``pyproject.toml``). For each target it writes a copy of its source as a module next to it
 — the job-level engine ``ddl_gym/sim/engine.py`` as ``ddl_gym.sim._engine_native``, the Ada-SRSF
-task-level engine ``ddl_gym/sim/tasklevel.py`` as ``ddl_gym.sim._tasklevel_native`` — the same code,
-except that:
+task-level engine ``ddl_gym/sim/tasklevel.py`` as ``ddl_gym.sim._tasklevel_native``, the env core
+``ddl_gym/envs/core.py`` (decision window, masks, portable observation of ``DDLCluster-v0``) as
+``ddl_gym.envs._core_native`` — the same code, except that:
 
 * the ``# <shared>`` blocks (exception and record classes) are imported from the plain module, so
   both builds raise and report with the same classes;
@@ -16,7 +17,7 @@ stamped with the sha256 of the source, compiles it with mypyc and puts the exten
 source. The plain module then uses it while the stamp matches (an edit falls back to plain Python
 until rebuilt; ``DDL_GYM_PURE_PYTHON=1`` disables both). mypyc keeps Python's integer and float
 semantics, so results are bit-identical (the golden tests run both builds). ``--clean`` removes the
-extensions; ``--only engine|tasklevel`` builds one.
+extensions; ``--only engine|tasklevel|envcore`` builds one.
 """
 
 from __future__ import annotations
@@ -33,22 +34,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SIM = REPO_ROOT / "ddl_gym" / "sim"
+PACKAGE = REPO_ROOT / "ddl_gym"
 
 
 @dataclass(frozen=True)
 class Target:
-    """One engine module and how its compiled copy differs from it."""
+    """One module and how its compiled copy differs from it."""
 
     label: str  # what the messages call it
-    module: str  # ddl_gym.sim.<module>
+    module: str  # ddl_gym.<package>.<module>
     shared_blocks: int  # how many ``# <shared>`` blocks the source has
-    anchor: str  # the import line after which the shared classes are imported back
+    anchor: str  # the import line after which the shared classes are imported back (unused without them)
     subclassable: tuple[str, ...] = ()  # classes interpreted code may subclass
+    package: str = "sim"  # the subpackage of ddl_gym the module is in
+
+    @property
+    def folder(self) -> Path:
+        return PACKAGE / self.package
 
     @property
     def source(self) -> Path:
-        return SIM / f"{self.module}.py"
+        return self.folder / f"{self.module}.py"
+
+    @property
+    def dotted(self) -> str:
+        return f"ddl_gym.{self.package}.{self.module}"
 
     @property
     def name(self) -> str:
@@ -59,6 +69,7 @@ TARGETS: dict[str, Target] = {
     "engine": Target("job-level engine", "engine", 1, "from ddl_gym.sim.perf import PerformanceModel, RARContentionModel\n",
                      ("Simulator",)),
     "tasklevel": Target("task-level engine", "tasklevel", 2, "from ddl_gym.sim.perf import AllReduceContentionModel\n"),
+    "envcore": Target("env core", "core", 0, "import numpy as np\n", package="envs"),
 }
 
 
@@ -73,9 +84,10 @@ def native_source(text: str, target: Target) -> str:
     out, pure = re.subn(r"\n# <pure-only>[^\n]*\n.*?# </pure-only>\n?", "\n", out, flags=re.S)
     if shared != target.shared_blocks or pure != 1 or target.anchor not in out:
         raise SystemExit(f"{target.source}: expected {target.shared_blocks} '# <shared>' block(s), 1 '# <pure-only>' "
-                         f"block and the perf import; found {shared}, {pure}")
-    shared_import = f"from ddl_gym.sim.{target.module} import {', '.join(shared_names)}\n"
-    out = out.replace(target.anchor, target.anchor + shared_import, 1)
+                         f"block and the line {target.anchor.strip()!r}; found {shared}, {pure}")
+    if shared_names:
+        shared_import = f"from {target.dotted} import {', '.join(shared_names)}\n"
+        out = out.replace(target.anchor, target.anchor + shared_import, 1)
     for cls in target.subclassable:
         line = f"\nclass {cls}:\n"
         if line not in out:
@@ -88,12 +100,12 @@ def native_source(text: str, target: Target) -> str:
 
 
 def existing(target: Target) -> list[Path]:
-    return sorted(SIM.glob(f"{target.name}.*.so")) + sorted(SIM.glob(f"{target.name}.*.pyd"))
+    return sorted(target.folder.glob(f"{target.name}.*.so")) + sorted(target.folder.glob(f"{target.name}.*.pyd"))
 
 
 def build_in_use(target: Target) -> str:
-    """``ddl_gym.sim.<module>.BUILD`` in a fresh interpreter (``native`` or ``python``), else its error."""
-    check = subprocess.run([sys.executable, "-c", f"import ddl_gym.sim.{target.module} as m; print(m.BUILD)"],
+    """``ddl_gym.<package>.<module>.BUILD`` in a fresh interpreter (``native`` or ``python``), else its error."""
+    check = subprocess.run([sys.executable, "-c", f"import {target.dotted} as m; print(m.BUILD)"],
                            capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k != "DDL_GYM_PURE_PYTHON"})
     return check.stdout.strip() or check.stderr[-500:]
@@ -116,9 +128,9 @@ def build(target: Target, if_stale: bool) -> int:
             print(proc.stdout[-4000:] + proc.stderr[-4000:], file=sys.stderr)
             print(f"error: mypyc failed to compile {target.source} (exit {proc.returncode})", file=sys.stderr)
             return 1
-        shutil.copy2(built[0], SIM / built[0].name)
+        shutil.copy2(built[0], target.folder / built[0].name)
     in_use = build_in_use(target)
-    print(f"built {SIM / built[0].name}; ddl_gym.sim.{target.module}.BUILD = {in_use}")
+    print(f"built {target.folder / built[0].name}; {target.dotted}.BUILD = {in_use}")
     return 0 if in_use == "native" else 1
 
 
@@ -127,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clean", action="store_true", help="remove the compiled extensions and exit")
     parser.add_argument("--if-stale", action="store_true",
                         help="do nothing for a compiled build in place that matches its source (what setup.sh runs)")
-    parser.add_argument("--only", choices=sorted(TARGETS), help="build (or clean) one engine only")
+    parser.add_argument("--only", choices=sorted(TARGETS), help="build (or clean) one target only")
     args = parser.parse_args(argv)
     targets = [TARGETS[args.only]] if args.only else list(TARGETS.values())
     if args.clean:

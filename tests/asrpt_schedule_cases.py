@@ -6,8 +6,15 @@ times, GPU placements (:func:`tests.golden_cases.result_digest`) and per-job unc
 times (eq. (7) on the chosen mapping). A faster placement or virtual machine that changes any
 decision changes the digest.
 
-``python -m tests.asrpt_schedule_cases --write`` records ``tests/golden/asrpt_schedules.json`` (only
-for an intended behaviour change, said so in the commit); ``tests/test_asrpt_schedules.py`` compares.
+The worlds' arrivals are Philly RFold gaps (:func:`ddl_gym.workloads.recurring.philly_gaps`), read from
+the full table when the traces are found (``$DDL_GYM_TRACES`` or ``../shared/traces``) and from the
+bundled 500-job sample ``ddl_gym/data/philly_sample.csv`` otherwise: two workloads, so the digests are
+pinned per trace source (:data:`DIGEST_FILES`; :func:`trace_source` asks the workload's own lookup,
+:func:`ddl_gym.workloads.philly.default_trace_path`).
+
+``python -m tests.asrpt_schedule_cases --write`` records the current source's file (only for an
+intended behaviour change, said so in the commit; run it in both layouts, e.g. once in a clone with no
+``../shared`` beside it); ``tests/test_asrpt_schedules.py`` compares.
 """
 
 from __future__ import annotations
@@ -21,7 +28,22 @@ from typing import Any
 
 import numpy as np
 
-DIGEST_FILE = Path(__file__).parent / "golden" / "asrpt_schedules.json"
+#: trace source -> its digest file: the full Philly RFold table (``shared/traces/philly``, CI's layout)
+#: or the bundled sample that :func:`ddl_gym.workloads.philly.default_trace_path` falls back to.
+DIGEST_FILES: dict[str, Path] = {
+    "philly-traces": Path(__file__).parent / "golden" / "asrpt_schedules.json",
+    "philly-sample": Path(__file__).parent / "golden" / "asrpt_schedules_philly_sample.json",
+}
+
+
+def trace_source() -> str:
+    """``"philly-traces"`` or ``"philly-sample"``: where this layout's asrpt worlds get their Philly gaps."""
+    from ddl_gym.workloads.philly import SAMPLE_PATH, default_trace_path
+
+    return "philly-sample" if default_trace_path("rfold") == SAMPLE_PATH else "philly-traces"
+
+
+DIGEST_FILE = DIGEST_FILES[trace_source()]
 
 #: world name -> asrpt_sim_scenario keyword arguments (mean predictions: no scikit-learn fit)
 WORLDS: dict[str, dict[str, Any]] = {
@@ -88,11 +110,11 @@ def main(argv: list[str]) -> int:
     digests = {key(*c): schedule_digest(*c) for c in case_names()}
     if "--write" in argv:
         DIGEST_FILE.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {len(digests)} digests to {DIGEST_FILE}")
+        print(f"wrote {len(digests)} {trace_source()} digests to {DIGEST_FILE}")
     else:
         recorded = json.loads(DIGEST_FILE.read_text())
         bad = [k for k, v in digests.items() if recorded.get(k) != v]
-        print(f"{len(digests) - len(bad)}/{len(digests)} match" + (f"; differ: {bad}" if bad else ""))
+        print(f"{trace_source()}: {len(digests) - len(bad)}/{len(digests)} match" + (f"; differ: {bad}" if bad else ""))
     return 0
 
 

@@ -21,15 +21,17 @@ def build_script() -> types.ModuleType:
     return module
 
 
-def fake_native(monkeypatch: pytest.MonkeyPatch, stem: str, stamp: str, **attributes: object) -> types.ModuleType:
-    """Install a stand-in for the compiled module ``ddl_gym.sim._<stem>_native`` stamped ``stamp``."""
-    import ddl_gym.sim as sim_package
+def fake_native(monkeypatch: pytest.MonkeyPatch, stem: str, stamp: str, package: str = "sim",
+                **attributes: object) -> types.ModuleType:
+    """Install a stand-in for the compiled module ``ddl_gym.<package>._<stem>_native`` stamped ``stamp``."""
+    import importlib
 
+    parent = importlib.import_module(f"ddl_gym.{package}")
     name = f"_{stem}_native"
-    fake = types.ModuleType(f"ddl_gym.sim.{name}")
+    fake = types.ModuleType(f"ddl_gym.{package}.{name}")
     fake.SOURCE_SHA256 = stamp  # type: ignore[attr-defined]
     for key, value in attributes.items():
         setattr(fake, key, value)
-    monkeypatch.setitem(sys.modules, f"ddl_gym.sim.{name}", fake)
-    monkeypatch.setattr(sim_package, name, fake, raising=False)
+    monkeypatch.setitem(sys.modules, f"ddl_gym.{package}.{name}", fake)
+    monkeypatch.setattr(parent, name, fake, raising=False)
     return fake

@@ -37,6 +37,11 @@ def test_quick_claims_match_the_committed_table(tmp_path):
     """Regenerate the quick claims (12 x 8 GPUs, 2 seeds); they must equal notes/a_srpt/claims_quick.md
     (regenerate with ``ddl-gym reproduce a-srpt --quick --jobs 1 --claims notes/a_srpt/claims_quick.md``)."""
     from ddl_gym.reproduce.a_srpt import main
+    from ddl_gym.workloads.philly import SAMPLE_PATH, default_trace_path
+
+    if default_trace_path("rfold") == SAMPLE_PATH:
+        pytest.skip("the committed claims were made on the Philly traces (../shared/traces or $DDL_GYM_TRACES), "
+                    "not found here: the asrpt worlds fall back to the bundled sample, another workload")
 
     assert main(["--quick", "--out", str(tmp_path), "--jobs", "1"]) == 0
     committed = Path(__file__).resolve().parents[1] / "notes" / "a_srpt" / "claims_quick.md"

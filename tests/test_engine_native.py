@@ -24,6 +24,7 @@ import pytest
 
 import ddl_gym.sim as sim_package
 from ddl_gym.baselines import make_policy
+from ddl_gym.envs import core as env_core
 from ddl_gym.sim import engine, tasklevel
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.zoo import MODEL_ZOO
@@ -50,18 +51,32 @@ def test_native_source_refuses_an_engine_without_its_markers() -> None:
         script.native_source("import math\n", script.TARGETS["engine"])
 
 
-# The build switch of both engines (ddl_gym.sim.native), through each module's own accessor.
+def test_native_source_of_the_env_core_has_no_shared_import_and_keeps_the_stamp() -> None:
+    script = build_script()
+    text = Path(env_core.__file__).read_text()
+    out = script.native_source(text, script.TARGETS["envcore"])
+    assert "# <pure-only>" not in out and "PurePythonDecisionCore = " not in out and "def _native_core" not in out
+    assert "from ddl_gym.envs.core import" not in out  # nothing shared: the compiled copy imports nothing back
+    assert "class DecisionCore:" in out
+    assert f'SOURCE_SHA256 = "{hashlib.sha256(text.encode()).hexdigest()}"' in out
+    compile(out, "_core_native.py", "exec")
+
+
+# The build switch of every compiled module (ddl_gym.sim.native), through each module's own accessor.
 _SWITCHES = {
     "engine": (lambda: engine.__file__, lambda fake: fake, lambda: engine._native_module()),
     "tasklevel": (lambda: tasklevel.__file__, lambda fake: fake.TaskLevelSimulator, lambda: tasklevel._native_simulator()),
+    "core": (lambda: env_core.__file__, lambda fake: fake.DecisionCore, lambda: env_core._native_core()),
 }
+_PACKAGES = {"engine": "sim", "tasklevel": "sim", "core": "envs"}
 
 
 def _install_fake(monkeypatch: pytest.MonkeyPatch, stem: str, stamp: str) -> types.ModuleType:
     class FakeSimulator:
         pass
 
-    return fake_native(monkeypatch, stem, stamp, TaskLevelSimulator=FakeSimulator, Simulator=FakeSimulator)
+    return fake_native(monkeypatch, stem, stamp, _PACKAGES[stem], TaskLevelSimulator=FakeSimulator,
+                       Simulator=FakeSimulator, DecisionCore=FakeSimulator)
 
 
 @pytest.mark.parametrize("stem", sorted(_SWITCHES))
@@ -94,6 +109,11 @@ def test_build_flag_names_the_classes_in_use() -> None:
         assert engine.Simulator is engine.PurePythonSimulator
         assert engine.run_policy is engine.pure_python_run_policy
     assert sim_package.Simulator is engine.Simulator  # the package exports the build in use
+    if env_core.BUILD == "native":
+        assert env_core.DecisionCore is not env_core.PurePythonDecisionCore
+        assert env_core.DecisionCore.__module__.endswith("_core_native")
+    else:
+        assert env_core.BUILD == "python" and env_core.DecisionCore is env_core.PurePythonDecisionCore
 
 
 def _world() -> tuple[ClusterSpec, Workload]:

@@ -25,6 +25,8 @@ def test_gymnasium_batched_env_matches_single_envs_with_next_step_autoreset(step
                             step_in_parent=step_in_parent, spin_s=spin_s)
     # With step_in_parent, rows 0-1 are stepped in this process and row 2 in the one worker process.
     assert len(envs._pool._procs) == (1 if step_in_parent else 2)
+    if step_in_parent:  # the parent's share steps straight into the shared rows (step_into)
+        assert all(env is not None for env in envs._pool._parent.direct)
     if spin_s is not None:
         assert envs._pool.spin_s == spin_s
     try:
@@ -72,6 +74,8 @@ def test_sb3_batched_vec_env_matches_single_envs_with_same_step_autoreset(step_i
 
     venv = BatchedSubprocVecEnv(ENV_ID, num_envs=2, num_workers=2, step_in_parent=step_in_parent)
     try:
+        if step_in_parent:
+            assert all(env is not None for env in venv._pool._parent.direct)
         singles = [DDLClusterEnv("small") for _ in range(2)]
         venv.seed(3)
         obs = venv.reset()

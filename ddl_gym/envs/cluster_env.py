@@ -6,9 +6,7 @@ decision points into ``step()`` calls and contains no simulation logic.
 
 from __future__ import annotations
 
-import bisect
 import math
-import struct
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -16,6 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
+from ddl_gym.envs.core import DecisionCore, to_float32
 from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
@@ -34,31 +33,9 @@ _LOG2_JOB_GPUS_MAX = 6.0
 _LOG2_SERVER_GPUS_MAX = 6.0
 _LOG2_CLUSTER_GPUS_MAX = 16.0
 _LOG2_SERVERS_NEEDED_MAX = 4.0  # 16 servers
-_LOG2_DEMAND_MAX = 4.0  # queued GPU demand of 15 clusters' worth
-_INV_LOG2_DEMAND = 1.0 / _LOG2_DEMAND_MAX
 _FREE_LEVELS = (1, 2, 4, 8)  # "servers with at least g free GPUs", g in GPUs (not a fraction of the server)
 
 OBSERVATIONS = ("portable", "legacy")
-
-_PACKERS: dict[int, struct.Struct] = {}
-_FLOAT32 = np.dtype(np.float32)
-
-
-def _to_float32(head: list[float], tail: tuple[float, ...], size: int) -> np.ndarray:
-    """A fresh float32 array of ``size`` values: ``head`` first, ``tail`` last, zeros between (the empty
-    window rows). ``struct`` packs floats straight into the array's buffer, faster than numpy converts
-    a list (both round each float64 to the nearest float32), and the zeros are not packed at all."""
-    out = np.zeros(size, dtype=_FLOAT32)
-    _packer(len(head)).pack_into(out, 0, *head)
-    _packer(len(tail)).pack_into(out, 4 * (size - len(tail)), *tail)
-    return out
-
-
-def _packer(n: int) -> struct.Struct:
-    packer = _PACKERS.get(n)
-    if packer is None:
-        packer = _PACKERS[n] = struct.Struct(f"{n}f")
-    return packer
 
 # Legacy layout (v0 as first released; the shipped agents were trained on it).
 SERVER_FEATURES = ("free_fraction", "split_jobs", "size")
@@ -324,8 +301,7 @@ class DDLClusterEnv(SimulatorEnv):
         self._observation_size = n_obs
         self.action_space = DiscreteActions(1 + self.max_window * P)
         self._n_actions = 1 + self.max_window * P
-        self._window: list[int] = []
-        self._mask_key = 1
+        self._core: DecisionCore | None = None  # the window, mask bits and portable observation (reset builds it)
         self._mask_cache: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ gym API
@@ -336,6 +312,43 @@ class DDLClusterEnv(SimulatorEnv):
         return self._observe(), self._info(invalid=False)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        reward, terminated, truncated, invalid = self._transition(action)
+        obs = self._core.observe_portable(self.sim) if self._size_free_observation else self._observe_legacy()  # type: ignore[union-attr]
+        info = self._info(invalid)
+        if terminated or truncated:
+            info["metrics"] = self.sim.result().summary()  # type: ignore[union-attr]
+        return obs, reward, terminated, truncated, info
+
+    #: The scalar ``info`` keys whose values :meth:`step_into` and :meth:`reset_into` return, in order.
+    SCALAR_INFO_KEYS = ("invalid_action", "executed_action", "sim_time", "queue_length", "running_jobs", "finished_jobs")
+
+    def step_into(self, action: int, obs_out: np.ndarray, mask_out: np.ndarray, row: int
+                  ) -> tuple[float, bool, bool, tuple[Any, ...], dict[str, Any] | None]:
+        """:meth:`step` for batched vector envs (:mod:`ddl_gym.envs.vector`): the same transition, with the
+        observation written into ``obs_out[row]`` and the mask into ``mask_out[row]`` (C-contiguous 2-D
+        arrays such as views on shared memory) instead of fresh arrays, and no info dict.
+
+        Returns ``(reward, terminated, truncated, values, metrics)``: ``values`` of
+        :attr:`SCALAR_INFO_KEYS` in order, ``metrics`` what ``info["metrics"]`` holds (``None`` before
+        the episode's end).
+        """
+        reward, terminated, truncated, invalid = self._transition(action)
+        self._write_row(obs_out, mask_out, row)
+        metrics = self.sim.result().summary() if terminated or truncated else None  # type: ignore[union-attr]
+        return reward, terminated, truncated, self._scalar_info(invalid), metrics
+
+    def reset_into(self, obs_out: np.ndarray, mask_out: np.ndarray, row: int, *, seed: int | None = None,
+                   options: dict[str, Any] | None = None) -> tuple[Any, ...]:
+        """:meth:`reset` writing into ``obs_out[row]`` and ``mask_out[row]`` (see :meth:`step_into`);
+        returns the values of :attr:`SCALAR_INFO_KEYS`."""
+        self._start_episode(seed, options)
+        self._prepare_episode()
+        self._auto_advance()
+        self._write_row(obs_out, mask_out, row)
+        return self._scalar_info(False)
+
+    def _transition(self, action: int) -> tuple[float, bool, bool, bool]:
+        """The state change of a step: ``(reward, terminated, truncated, invalid)``."""
         sim = self.sim
         if sim is None:
             raise gym.error.ResetNeeded("call reset() before step()")
@@ -351,11 +364,19 @@ class DDLClusterEnv(SimulatorEnv):
         terminated = sim.done
         limit = self._decision_limit
         truncated = limit is not None and self._steps >= limit and not terminated
-        obs = self._observe_portable() if self._size_free_observation else self._observe_legacy()
-        info = self._info(invalid)
-        if terminated or truncated:
-            info["metrics"] = sim.result().summary()
-        return obs, float(reward), terminated, truncated, info
+        return float(reward), terminated, truncated, invalid
+
+    def _write_row(self, obs_out: np.ndarray, mask_out: np.ndarray, row: int) -> None:
+        if self._size_free_observation:
+            self._core.observe_portable_into(self.sim, obs_out, row)  # type: ignore[union-attr]
+        else:
+            obs_out[row] = self._observe_legacy()
+        mask_out[row] = self._mask_array()
+
+    def _scalar_info(self, invalid: bool) -> tuple[Any, ...]:
+        sim = self.sim
+        assert sim is not None
+        return invalid, self._executed, sim.now, sim.num_queued, len(sim.running), sim.num_finished
 
     def apply_action(self, action: int) -> bool:
         """``step(action)`` without reward, observation or info (for planners such as MCTS).
@@ -377,8 +398,9 @@ class DDLClusterEnv(SimulatorEnv):
         which read none of those, step with this.
         """
         sim = self.sim
-        assert sim is not None
-        key = self._mask_key  # bit 0: advance valid; bit 1 + w: slot w startable
+        core = self._core
+        assert sim is not None and core is not None
+        key = core.mask_key  # bit 0: advance valid; bit 1 + w: slot w startable
         P = self._n_rules
         if action == 0:
             invalid = not key & 1
@@ -391,22 +413,17 @@ class DDLClusterEnv(SimulatorEnv):
         self._executed = action
         if action > 0:
             slot, rule = divmod(action - 1, P)
-            job = self._window[slot]
+            job = core.window[slot]
             place = self._rules[rule]
             # Seeded by reset(). A fork builds its generator on first use (base.fork); rules that never
             # draw get whatever is there, so MCTS rollouts with pack/ca/... never build one.
             rng = self._np_random if self._np_random is not None or place in DRAWLESS_RULES else self.np_random
             sim.start(job, place(sim, job, rng))
-            # Only the env starts jobs: drop the job from the ranked queue; the window is rebuilt below.
-            self._queued_gpus -= self._gpus[job]
-            if self._rank is not None:
-                ranked = self._ranked
-                del ranked[bisect.bisect_left(ranked, self._rank[job])]
-            self._window_stale = True
-            self._auto_advance()
+            core.started(job)  # only the env starts jobs: it leaves the ranked queue; the window is rebuilt next
+            core.auto_advance(sim)
         elif action == 0 and not sim.done:
             sim.advance()
-            self._auto_advance()
+            core.auto_advance(sim)
         return invalid
 
     def action_masks(self) -> np.ndarray:
@@ -438,8 +455,22 @@ class DDLClusterEnv(SimulatorEnv):
         return self._info(invalid=False)
 
     def _fork_state(self, twin: DDLClusterEnv) -> None:
-        twin._window = list(self._window)
-        twin._ranked = list(self._ranked)
+        twin._core = self._core.fork() if self._core is not None else None
+
+    @property
+    def _window(self) -> list[int]:
+        """Job indices in slots 0, 1, ... (the core's list: read only)."""
+        return self._core.window if self._core is not None else []
+
+    @property
+    def _gpus(self) -> list[int]:
+        """``G_j`` per job of the episode (the core's list: read only)."""
+        return self._core.gpus if self._core is not None else []
+
+    @property
+    def _mask_key(self) -> int:
+        """Bit 0: advance is valid; bit ``1 + w``: slot ``w``'s job fits the free GPUs."""
+        return self._core.mask_key if self._core is not None else 1
 
     def _auto_decision_limit(self) -> int:
         # Each step starts a job (<= N) or lets an event happen (<= N arrivals + N completions).
@@ -454,31 +485,25 @@ class DDLClusterEnv(SimulatorEnv):
         self.num_servers = cluster.num_servers
         self._num_jobs = w.num_jobs
         self._n_rules = len(self._rules)
-        self._gpus = w.gpus.tolist()
+        gpus = w.gpus.tolist()
         runtime = nominal_runtimes(sim)
         key = priority_key(sim, self.queue_order, runtime)
-        # Queue order as a rank per job (ties by index): the queued jobs are kept as a sorted list of
-        # ranks, updated on arrivals and starts, so the window is its first W entries.
+        # Queue order as a rank per job (ties by index): the core keeps the queued jobs as a sorted list
+        # of ranks, updated on arrivals and starts, so the window is its first W entries.
         if key is None:
-            self._rank: list[int] | None = None
+            rank: list[int] | None = None
+            job_by_rank: list[int] = []
         else:
             order = np.lexsort((np.arange(w.num_jobs), np.asarray(key)))
-            rank = np.empty(w.num_jobs, dtype=np.int64)
-            rank[order] = np.arange(w.num_jobs)
-            self._rank = rank.tolist()
-            self._job_by_rank: list[int] = order.tolist()
-        self._ranked: list[int] = []
-        self._seen_arrivals = 0
-        self._queued_gpus = 0
+            ranks = np.empty(w.num_jobs, dtype=np.int64)
+            ranks[order] = np.arange(w.num_jobs)
+            rank, job_by_rank = ranks.tolist(), order.tolist()
+        core = self._core = DecisionCore(gpus, rank, job_by_rank, self.window)
         self._arrival_list = w.arrival.tolist()
         self._t0 = self._arrival_list[0] if w.num_jobs else 0.0
         self._num_gpus = cluster.num_gpus
         self._max_server = float(cluster.max_server_gpus)
         self._inv_log_gpus = 1.0 / math.log1p(cluster.num_gpus)
-        self._window = []
-        self._window_min_gpus = 1 << 62
-        self._window_stale = True
-        self._mask_key = 1
         self._executed = -1
         est_runtime = np.minimum(1.0, np.log1p(runtime) / math.log1p(_WORK_MAX_S))
         comm = comm_intensity(w, cluster)
@@ -499,69 +524,29 @@ class DDLClusterEnv(SimulatorEnv):
             self._legacy_S = S
         else:
             max_server = cluster.max_server_gpus
-            self._server_caps = list(cluster.gpus_per_server)
-            self._homogeneous = min(self._server_caps) == max_server
-            self._inv_gpus = 1.0 / cluster.num_gpus
-            self._inv_jobs = 1.0 / w.num_jobs if w.num_jobs else 0.0
-            self._at_least = [0] * (max_server + 2)  # scratch list, rewritten by every observation
-            self._levels_down = range(max_server, -1, -1)
-            self._levels_up = range(max_server + 1)
-            self._free_levels = tuple(g for g in _FREE_LEVELS if g <= max_server)
-            self._free_levels_pad = (0.0,) * (len(_FREE_LEVELS) - len(self._free_levels))
-            self._inv_servers = 1.0 / cluster.num_servers
-            self._max_server_int = max_server
-            gpus = w.gpus.astype(np.float64)
-            servers_needed = np.ceil(gpus / max_server)
+            gpus_f = w.gpus.astype(np.float64)
+            servers_needed = np.ceil(gpus_f / max_server)
             static = np.stack([
                 np.ones(w.num_jobs),
-                np.minimum(1.0, np.log2(gpus) / _LOG2_JOB_GPUS_MAX),
-                gpus / cluster.num_gpus,
+                np.minimum(1.0, np.log2(gpus_f) / _LOG2_JOB_GPUS_MAX),
+                gpus_f / cluster.num_gpus,
                 np.minimum(1.0, np.log2(servers_needed) / _LOG2_SERVERS_NEEDED_MAX),
                 est_runtime,
                 comm,
             ], axis=1).astype(np.float32).astype(np.float64) if w.num_jobs else np.zeros((0, 6))
-            self._portable_static = list(map(tuple, static.tolist()))
-            self._scale_features = (min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
-                                    min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX))
+            free_levels = [g for g in _FREE_LEVELS if g <= max_server]
+            core.set_portable(
+                static=list(map(tuple, static.tolist())), arrival=self._arrival_list,
+                server_caps=list(cluster.gpus_per_server), free_levels=free_levels,
+                free_levels_pad=(0.0,) * (len(_FREE_LEVELS) - len(free_levels)),
+                scale_features=(min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
+                                min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX)),
+                num_gpus=cluster.num_gpus, num_jobs=w.num_jobs, t0=self._t0, size=self._observation_size)
 
     def _auto_advance(self) -> None:
         """Let time run while there is no start to decide (queue empty or nothing fits); set the mask."""
-        sim = self.sim
-        assert sim is not None
-        gpus = self._gpus
-        while True:
-            arrived = sim.num_arrived
-            if arrived != self._seen_arrivals:  # new arrivals join the ranked queue
-                if self._rank is not None:
-                    ranked, rank = self._ranked, self._rank
-                    for job in range(self._seen_arrivals, arrived):
-                        bisect.insort(ranked, rank[job])
-                self._queued_gpus += sum(gpus[self._seen_arrivals:arrived])
-                self._seen_arrivals = arrived
-                self._window_stale = True
-            if self._window_stale:
-                if self._rank is None:
-                    window = sim.queue.head(self.window)
-                else:
-                    window = list(map(self._job_by_rank.__getitem__, self._ranked[: self.window]))
-                self._window = window
-                self._window_min_gpus = min(map(gpus.__getitem__, window)) if window else 1 << 62
-                self._window_stale = False
-            if sim.done:
-                self._mask_key = 1
-                return
-            if self._window_min_gpus <= sim.num_free or not sim.advance():
-                break
-        free = sim.num_free
-        key = 0
-        bit = 2
-        for job in self._window:
-            if gpus[job] <= free:
-                key |= bit
-            bit <<= 1
-        if sim.running or sim.has_future_arrivals or not key:
-            key |= 1
-        self._mask_key = key
+        assert self._core is not None
+        self._core.auto_advance(self.sim)
 
     def _substitute(self) -> int:
         """What an invalid action does under ``invalid_action="wait"``: advance, else the first valid start."""
@@ -600,7 +585,7 @@ class DDLClusterEnv(SimulatorEnv):
         block += self._server_size_features
         window = self._window
         if window:
-            now, arrival, gpus, static = sim.now, self._arrival_list, self._gpus, self._legacy_static
+            now, arrival, gpus, static = sim.now, self._arrival_list, self._core.gpus, self._legacy_static  # type: ignore[union-attr]
             num_free = sim.num_free
             most_free = max(free)
             log1p = math.log1p
@@ -622,76 +607,11 @@ class DDLClusterEnv(SimulatorEnv):
             min(1.0, math.log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME),
             min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
-        return _to_float32(block, tail, self._observation_size)
+        return to_float32(block, tail, self._observation_size)
 
     def _observe_portable(self) -> np.ndarray:
-        sim = self.sim
-        assert sim is not None
-        free = sim.free_per_server.tolist()
-        M = self._max_server_int
-        # at_least[g] = servers with >= g free GPUs (g = 0 .. M + 1), from a count per free level.
-        count = list(map(free.count, self._levels_up))  # C-level scans: M + 1 of them beat a loop over servers
-        at_least = self._at_least
-        acc = 0
-        for g in self._levels_down:
-            acc += count[g]
-            at_least[g] = acc
-        inv_s = self._inv_servers
-        if self._homogeneous:
-            empty = count[M]
-        else:
-            empty = 0
-            for f, cap in zip(free, self._server_caps):
-                if f == cap:
-                    empty += 1
-        block = [at_least[g] * inv_s for g in self._free_levels]
-        block += self._free_levels_pad
-        block += (empty * inv_s, max(free) / self._max_server,
-                  (len(free) - sim.split_count_list().count(0)) * inv_s)
-        block += self._scale_features
-        window = self._window
-        num_free = sim.num_free
-        if window:
-            now, arrival, gpus, static = sim.now, self._arrival_list, self._gpus, self._portable_static
-            log1p = math.log1p
-            inv_free = 1.0 / num_free if num_free else 0.0
-            tails: dict[int, tuple[float, ...]] = {}  # the free-GPU features depend on G_j only
-            for job in window:
-                g = gpus[job]
-                tail = tails.get(g)
-                if tail is None:
-                    if g <= num_free:
-                        choices = at_least[g] if g <= M else 0
-                        tail = (g * inv_free, 1.0, 1.0 if choices else 0.0, choices * inv_s)
-                    else:
-                        tail = (1.0, 0.0, 0.0, 0.0)
-                    tails[g] = tail
-                block += static[job]
-                waited = log1p(now - arrival[job]) * _INV_LOG_WAIT
-                block.append(waited if waited < 1.0 else 1.0)
-                block += tail
-        queued = sim.num_queued
-        log1p = math.log1p
-        q = log1p(queued) * _INV_LOG_QUEUE
-        over = queued - self.window
-        o = log1p(over) * _INV_LOG_QUEUE if over > 0 else 0.0
-        d = math.log2(1.0 + self._queued_gpus * self._inv_gpus) * _INV_LOG2_DEMAND
-        t = log1p(max(0.0, sim.now - self._t0)) * _INV_LOG_TIME
-        contended = sim.contended_jobs
-        c = sim.contention_sum / contended / self._max_server if contended else 0.0
-        inv_jobs = self._inv_jobs
-        tail = (
-            q if q < 1.0 else 1.0,
-            o if o < 1.0 else 1.0,
-            d if d < 1.0 else 1.0,
-            log1p(len(sim.running)) * self._inv_log_gpus,
-            num_free * self._inv_gpus,
-            sim.num_finished * inv_jobs,
-            (self._num_jobs - sim.num_arrived) * inv_jobs,
-            t if t < 1.0 else 1.0,
-            c if c < 1.0 else 1.0,
-        )
-        return _to_float32(block, tail, self._observation_size)
+        assert self._core is not None
+        return self._core.observe_portable(self.sim)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim

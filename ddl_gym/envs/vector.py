@@ -133,11 +133,32 @@ def _make_env(env_id: str, env_kwargs: dict[str, Any]) -> gym.Env:
     return gym.make(env_id, **{"disable_env_checker": True, **env_kwargs})
 
 
+#: Wrappers that only check call order or the first reset/step: stepping the env beneath them directly
+#: (after the group's own first reset) changes nothing.
+_PASSTHROUGH_WRAPPERS = (gym.wrappers.OrderEnforcing, gym.wrappers.PassiveEnvChecker)
+
+
+def _direct_env(env: gym.Env) -> Any:
+    """The env beneath ``env`` if it can step straight into the shared rows (``step_into``/``reset_into``,
+    as :class:`~ddl_gym.envs.cluster_env.DDLClusterEnv` has, with the info fields carried here) and
+    only pass-through wrappers stand above it; else None (the generic ``step``/``reset`` path)."""
+    while isinstance(env, gym.Wrapper):
+        if type(env) not in _PASSTHROUGH_WRAPPERS:
+            return None
+        env = env.env
+    keys = getattr(env, "SCALAR_INFO_KEYS", None)
+    if keys != tuple(name for name, _ in INFO_FIELDS) or not hasattr(env, "step_into"):
+        return None
+    return env
+
+
 class _EnvGroup:
     """Sub-envs ``first .. first+count-1``, stepped in the current process into the shared buffers.
 
     A worker process owns one group; with ``step_in_parent`` the calling process owns one too and
-    steps it while the worker processes step theirs.
+    steps it while the worker processes step theirs. Envs that can (see :func:`_direct_env`) write
+    their observation and mask straight into the shared rows: no observation array, info dict or
+    mask copy per step.
     """
 
     def __init__(self, envs: list[gym.Env], bufs: dict[str, np.ndarray], first: int, same_step: bool) -> None:
@@ -150,6 +171,9 @@ class _EnvGroup:
         self.mask_b, self.has_mask_b, self.act_b = bufs["mask"], bufs["has_mask"], bufs["actions"]
         self.info_b = [(name, bufs[f"info_{name}"]) for name, _ in INFO_FIELDS]
         self.done = [False] * self.count  # next-step autoreset: this env ended on the previous step
+        direct_ok = self.obs_b.flags.c_contiguous and self.obs_b.dtype == np.float32 and self.mask_b.flags.c_contiguous
+        self.direct = [_direct_env(env) if direct_ok else None for env in envs]
+        self.started = [False] * self.count  # reset once through its wrappers (they check the call order)
 
     def _write_state(self, i: int, obs: Any, info: dict[str, Any]) -> None:
         self.obs_b[i] = obs
@@ -163,46 +187,70 @@ class _EnvGroup:
         extra: dict[int, dict[str, Any]] = {}
         actions = self.act_b[self.rows].tolist()
         rewards, terms, truncs = [], [], []
-        fields: list[list[Any]] = [[] for _ in self.info_b]
-        done, same_step = self.done, self.same_step
+        fields: list[tuple[Any, ...]] = []  # per env, the INFO_FIELDS values
+        done, same_step, direct = self.done, self.same_step, self.direct
+        obs_b, mask_b = self.obs_b, self.mask_b
         for k, env in enumerate(self.envs):
             i = self.first + k
             if done[k] and not same_step:  # next-step autoreset: ignore the action
-                obs, info = env.reset()
+                values = self._reset_one(k, None, None)
                 reward, terminated, truncated = 0.0, False, False
                 done[k] = False
+            elif direct[k] is not None:
+                reward, terminated, truncated, values, metrics = direct[k].step_into(actions[k], obs_b, mask_b, i)
+                if terminated or truncated:
+                    extra[i] = self._episode_end(k, i, metrics, obs_b[i].copy())
+                    if same_step:
+                        values = self._reset_one(k, None, None)
             else:
                 obs, reward, terminated, truncated, info = env.step(actions[k])
+                self._write_state(i, obs, info)
+                values = tuple(info.get(name, 0) for name, _ in self.info_b)
                 if terminated or truncated:
-                    end: dict[str, Any] = {"metrics": info.get("metrics")}
+                    extra[i] = self._episode_end(k, i, info.get("metrics"), obs)
                     if same_step:
-                        end["terminal_observation"] = obs
-                        obs, info = env.reset()
-                    else:
-                        done[k] = True
-                    extra[i] = end
+                        values = self._reset_one(k, None, None)
             rewards.append(reward)
             terms.append(terminated)
             truncs.append(truncated)
-            self._write_state(i, obs, info)
-            for values, (name, _) in zip(fields, self.info_b):
-                values.append(info.get(name, 0))
+            fields.append(values)
         # One write per field for this group's rows instead of one per env.
         rows = self.rows
         self.rew_b[rows], self.term_b[rows], self.trunc_b[rows] = rewards, terms, truncs
-        for values, (_, view) in zip(fields, self.info_b):
+        for values, (_, view) in zip(zip(*fields), self.info_b):
             view[rows] = values
         return extra
 
+    def _episode_end(self, k: int, i: int, metrics: Any, last_obs: Any) -> dict[str, Any]:
+        """The extras of an ending episode (same-step autoreset also hands over its last observation)."""
+        end: dict[str, Any] = {"metrics": metrics}
+        if self.same_step:
+            end["terminal_observation"] = last_obs
+        else:
+            self.done[k] = True
+        return end
+
+    def _reset_one(self, k: int, seed: int | None, options: dict[str, Any] | None) -> tuple[Any, ...]:
+        """Reset env ``k`` into its rows; returns its INFO_FIELDS values."""
+        i = self.first + k
+        direct = self.direct[k]
+        if direct is not None and self.started[k]:
+            values = direct.reset_into(self.obs_b, self.mask_b, i, seed=seed, options=options)
+            self.has_mask_b[i] = True
+            return values
+        obs, info = self.envs[k].reset(seed=seed, options=options)  # the first reset passes the wrappers
+        self.started[k] = True
+        self._write_state(i, obs, info)
+        return tuple(info.get(name, 0) for name, _ in self.info_b)
+
     def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None) -> None:
-        for k, env in enumerate(self.envs):
+        for k in range(self.count):
             i = self.first + k
-            obs, info = env.reset(seed=seeds[k], options=options)
+            values = self._reset_one(k, seeds[k], options)
             self.rew_b[i], self.term_b[i], self.trunc_b[i] = 0.0, False, False
             self.done[k] = False
-            self._write_state(i, obs, info)
-            for name, view in self.info_b:
-                view[i] = info.get(name, 0)
+            for value, (_, view) in zip(values, self.info_b):
+                view[i] = value
 
     def call(self, name: str, args: tuple, kwargs: dict[str, Any], which: Sequence[int]) -> list[Any]:
         results = []
