@@ -306,6 +306,8 @@ VECTOR_CASES = (  # (kind, envs, workers); "parent steps a share": num_workers c
     ("ddl-gym BatchedVectorEnv" + PARENT_SUFFIX, 64, 2),
     ("ddl-gym BatchedSubprocVecEnv (SB3)", 8, 2),
     ("ddl-gym BatchedSubprocVecEnv (SB3)" + PARENT_SUFFIX, 16, 2),
+    ("ddl-gym BatchedSubprocVecEnv (SB3)" + PARENT_SUFFIX, 32, 2),
+    ("ddl-gym BatchedSubprocVecEnv (SB3)" + PARENT_SUFFIX, 64, 2),
 )
 
 
@@ -479,6 +481,12 @@ def format_report(report: dict[str, Any]) -> str:
         if ceiling:
             lines[-1] += (f" Two independent one-process loops at once reach {ceiling[0]:.2f}x: the most that two "
                           f"processes get on this machine; the best vector env is {best / ceiling[0]:.0%} of that.")
+        for front, marker in (("Gymnasium", "BatchedVectorEnv"), ("SB3", "BatchedSubprocVecEnv")):
+            mine = {k: v["median"] for k, v in vec["ratio_to_one_process"].items() if marker in k and "2 proc" in k}
+            if mine:
+                label = max(mine, key=mine.__getitem__)
+                lines.append(f"- {front} front end: best {mine[label]:.2f}x ({label}; goal "
+                             f"{'met' if mine[label] >= GOALS['vector'] else 'not met'}).")
 
     m = report["mcts"]
     lines += ["", f"## (c) MCTS `{m['spec']}`, scenario {m['scenario']} (the former `small`), seed {m['seed']}, one whole episode", "",

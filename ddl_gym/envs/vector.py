@@ -58,6 +58,7 @@ INFO_FIELDS: tuple[tuple[str, Any], ...] = (
     ("queue_length", np.int64), ("running_jobs", np.int64), ("finished_jobs", np.int64),
 )
 
+_INFO_NAMES = tuple(name for name, _ in INFO_FIELDS)
 _STEP, _RESET, _CALL, _CLOSE = b"s", b"r", b"c", b"x"
 #: Seconds a process busy-polls its pipe before a blocking read (see _wait_readable).
 DEFAULT_SPIN_S = 0.002
@@ -146,8 +147,7 @@ def _direct_env(env: gym.Env) -> Any:
         if type(env) not in _PASSTHROUGH_WRAPPERS:
             return None
         env = env.env
-    keys = getattr(env, "SCALAR_INFO_KEYS", None)
-    if keys != tuple(name for name, _ in INFO_FIELDS) or not hasattr(env, "step_into"):
+    if getattr(env, "SCALAR_INFO_KEYS", None) != _INFO_NAMES or not hasattr(env, "step_into"):
         return None
     return env
 
@@ -571,7 +571,7 @@ def _build_sb3_class() -> type:
         def reset(self) -> np.ndarray:
             self._pool.reset(self._seeds, None)
             self._seeds = [None] * self.num_envs
-            self.reset_infos = [self._info(i) for i in range(self.num_envs)]
+            self.reset_infos = self._infos()
             return self._pool.buffers["obs"].copy()
 
         def seed(self, seed: int | None = None) -> list[int | None]:
@@ -586,7 +586,7 @@ def _build_sb3_class() -> type:
             extra = self._pool.step(self._actions)
             b = self._pool.buffers
             terminated, truncated = b["terminated"], b["truncated"]
-            infos = [self._info(i) for i in range(self.num_envs)]
+            infos = self._infos()
             for i, end in extra.items():
                 infos[i]["terminal_observation"] = end["terminal_observation"]
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
@@ -594,12 +594,18 @@ def _build_sb3_class() -> type:
                     infos[i]["metrics"] = end["metrics"]
             return (b["obs"].copy(), b["reward"].astype(np.float32), terminated | truncated, infos)
 
-        def _info(self, i: int) -> dict[str, Any]:
+        def _infos(self) -> list[dict[str, Any]]:
+            """One info dict per sub-env: the scalar fields as Python values, the mask as a fresh row."""
             b = self._pool.buffers
-            info = {name: b[f"info_{name}"][i].item() for name, _ in INFO_FIELDS}
-            if b["has_mask"][i]:
-                info["action_mask"] = b["mask"][i].copy()
-            return info
+            # A column read per field and one copy of all masks, not a numpy read per env and field.
+            columns = [b[f"info_{name}"].tolist() for name in _INFO_NAMES]
+            infos = [dict(zip(_INFO_NAMES, values)) for values in zip(*columns)]
+            has_mask = b["has_mask"].tolist()
+            masks = b["mask"].copy()
+            for info, mask, present in zip(infos, masks, has_mask):
+                if present:
+                    info["action_mask"] = mask
+            return infos
 
         def close(self) -> None:
             self._pool.close()
@@ -613,8 +619,7 @@ def _build_sb3_class() -> type:
         def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
             which = list(self._get_indices(indices))
             if method_name == "action_masks" and not method_args and not method_kwargs:
-                masks = self._pool.buffers["mask"]
-                return [masks[i].copy() for i in which]
+                return list(self._pool.buffers["mask"][which])  # one fancy-indexed copy, a row each
             return self._pool.call(method_name, method_args, method_kwargs, which)
 
         def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
