@@ -5,7 +5,10 @@ round trip, so a vector env that sends every sub-env's step over its own pipe (G
 ``AsyncVectorEnv``, SB3's ``SubprocVecEnv``) spends most of its time messaging. Here each worker
 process owns ``num_envs / num_workers`` envs and steps all of them per message; observations,
 rewards, flags, action masks and the scalar ``info`` fields travel through shared memory, and the
-pipe carries one byte each way (plus the rare end-of-episode metrics).
+pipe carries one byte each way (plus the rare end-of-episode metrics). ``DDLCluster-v0`` sub-envs
+(with only Gymnasium's pass-through wrappers above them) write their observation and mask straight
+into their shared rows (``DDLClusterEnv.step_into``): no observation array, info dict or mask copy
+per step; any other env takes the generic ``step``/``reset`` path.
 
 Two front ends over the same workers:
 

@@ -865,19 +865,29 @@ class Simulator:
 
     def _lowered_neighbours(self, servers: tuple[int, ...]) -> dict[int, int]:
         """Split jobs on ``servers`` whose p may fall, with their p recomputed over all their servers."""
-        contention, split_jobs, count, job_servers = self.contention, self._split_jobs, self._split_list, self.servers
+        contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
         changed: dict[int, int] = {}
         for s in servers:
             c = count[s] + 1  # before the job left
             for i in split_jobs[s]:
                 if contention[i] == c and i not in changed:
-                    changed[i] = max(map(count.__getitem__, job_servers[i]))
+                    changed[i] = self._max_split_count(i)
         return changed
+
+    def _max_split_count(self, job: int) -> int:
+        """The largest split count over ``job``'s servers (its p); a plain loop, which the compiled
+        build runs on native ints (``max(map(...))`` is a generic call there)."""
+        count = self._split_list
+        most = 0
+        for s in self.servers[job]:
+            c = count[s]
+            if c > most:
+                most = c
+        return most
 
     def _rerate(self, jobs: set[int]) -> None:
         """Re-rate ``jobs`` at p = the largest split count over their servers."""
-        count_of, job_servers = self._split_list.__getitem__, self.servers
-        self._rerate_to({i: max(map(count_of, job_servers[i])) for i in jobs})
+        self._rerate_to({i: self._max_split_count(i) for i in jobs})
 
     def _rerate_to(self, new_p: dict[int, int]) -> None:
         """Give each job of ``new_p`` its p there, and a new rate where p changed (or it has none yet)."""
@@ -903,26 +913,36 @@ class Simulator:
         self._set_rates(jobs, rates)
 
     def _set_rate(self, job: int, tau: float) -> None:
-        self._set_rates((job,), (tau,))
+        self._set_rates([job], [tau])
 
-    def _set_rates(self, jobs: list[int] | tuple[int, ...], taus: list[float] | tuple[float, ...]) -> None:
+    def _set_rates(self, jobs: list[int], taus: list[float]) -> None:
         """From now on ``jobs[k]`` runs at ``taus[k]`` s/iteration: bank progress, push its new completion
         (in this order: it gives the heap sequence numbers). One rate depends on no other job's."""
-        now, remaining, last, tau_of, version, heap = self.now, self.remaining, self._last, self.tau, self._version, self._heap
+        now: float = self.now
+        remaining, last, tau_of, version, heap = self.remaining, self._last, self.tau, self._version, self._heap
+        timeline = self.timeline
         seq = self._seq
         push = heapq.heappush
-        for job, tau in zip(jobs, taus):
-            old = tau_of[job]
+        # Typed float locals: the compiled build does this arithmetic on C doubles (the same IEEE
+        # operations in the same order), not through generic number calls on the columns' items.
+        for k in range(len(jobs)):
+            job = jobs[k]
+            tau: float = taus[k]
+            old: float = tau_of[job]
+            left: float = remaining[job]
             if old != math.inf:
-                left = remaining[job] - (now - last[job]) / old
-                remaining[job] = left if left > 0.0 else 0.0
+                left = left - (now - last[job]) / old
+                if not left > 0.0:
+                    left = 0.0
+                remaining[job] = left
             last[job] = now
             tau_of[job] = tau
-            v = version[job] = version[job] + 1
+            v = version[job] + 1
+            version[job] = v
             seq += 1
-            push(heap, (now + remaining[job] * tau, seq, job, v))
-            if self.timeline is not None:
-                self.timeline.append((now, job, tau))
+            push(heap, (now + left * tau, seq, job, v))
+            if timeline is not None:
+                timeline.append((now, job, tau))
         self._seq = seq
         if len(heap) > self._heap_limit:
             self._compact_heap()
