@@ -421,7 +421,8 @@ def run(quick: bool = False, previous: str | None = PREVIOUS_REF, repeats: int |
 
     reps = repeats or (3 if quick else 5)
     report: dict[str, Any] = {"quick": quick, "repeats": reps, "python": platform.python_version(),
-                              "machine": platform.machine(), "cpus": os.cpu_count(), "engine_build": engine_build()}
+                              "machine": platform.machine(), "cpus": os.cpu_count(), "engine_build": engine_build(),
+                              "env_core_build": env_core_build()}
     report["single"] = single_process(reps, quick)
     report["vector"] = vectors(reps, quick)
     report["mcts"] = mcts(reps, quick)
@@ -431,6 +432,15 @@ def run(quick: bool = False, previous: str | None = PREVIOUS_REF, repeats: int |
         if tree is not None:
             report["previous"] = _run_previous(tree, ["single", "mcts"], reps, quick)
     return report
+
+
+def env_core_build() -> str:
+    """Which build of the env core runs in this process (``scripts/build_native.py``)."""
+    try:
+        from ddl_gym.envs import core
+    except ImportError:  # code from before the env core
+        return "plain Python"
+    return "compiled (mypyc, scripts/build_native.py)" if core.BUILD == "native" else "plain Python"
 
 
 def _mmm(s: dict[str, float], fmt: str = "{:,.0f}") -> str:
@@ -443,7 +453,8 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [f"# ddl-gym env benchmark{' (quick)' if report['quick'] else ''}", "",
              f"Python {report['python']} on {report['machine']}, {report['cpus']} CPUs; every figure is "
              f"min / median / max over {report['repeats']} repeats. Job-level engine: "
-             f"{report.get('engine_build', 'plain Python')}. Previous code: {report['previous_ref']} (plain Python).", "",
+             f"{report.get('engine_build', 'plain Python')}; env core (`ddl_gym/envs/core.py`): "
+             f"{report.get('env_core_build', 'plain Python')}. Previous code: {report['previous_ref']} (plain Python).", "",
              "## (a) One process, `gym.make(\"ddl_gym:DDLCluster-v0\")`, steps per CPU-second", "",
              "| loop | this code | ratio to CartPole-v1 | goal | previous code | previous ratio |",
              "|---|---:|---:|---:|---:|---:|"]
