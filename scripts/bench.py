@@ -405,17 +405,27 @@ def peak_rss(jobs: int, gpus: int = 1024, load: float = 0.9, policy: str = "fifo
             "mean_waiting": out["mean_waiting"]}
 
 
-def _sub_bench(name: str, quick: bool) -> tuple[Any, dict[str, Any]] | str:
-    """``scripts/<name>.py``'s module and ``run(quick)``, or why it was skipped."""
-    import importlib.util
+def load_sub_bench(name: str) -> Any:
+    """``scripts/<name>.py`` as a module, or None if it is not there.
+
+    Imported by its own name from the scripts folder on sys.path: processes it spawns (the vector
+    bench's two-process ceiling) unpickle its functions by module name, and they inherit sys.path.
+    """
+    import importlib
 
     path = Path(__file__).resolve().parent / f"{name}.py"
     if not path.exists():
-        return f"skipped: {path.name} not present"
-    spec = importlib.util.spec_from_file_location(f"ddl_gym_{name}", path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    assert spec is not None and spec.loader is not None
-    spec.loader.exec_module(module)
+        return None
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    return importlib.import_module(name)
+
+
+def _sub_bench(name: str, quick: bool) -> tuple[Any, dict[str, Any]] | str:
+    """``scripts/<name>.py``'s module and ``run(quick)``, or why it was skipped."""
+    module = load_sub_bench(name)
+    if module is None:
+        return f"skipped: {name}.py not present"
     return module, module.run(quick)
 
 

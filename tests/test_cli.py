@@ -159,3 +159,12 @@ def test_demo_without_agent_compares_reference_policies(
     assert sorted(summary["policy"]) == ["fifo+pack", "srsf+ca"]
     assert set(summary["seed"]) == {cli.DEMO_SEED_OFFSET} and set(summary["scenario"]) == {"default"}
     assert (out / "jct_cdf.png").exists()
+
+
+def test_bench_env_loaded_by_ddl_gym_bench_can_spawn_its_ceiling_processes() -> None:
+    # `ddl-gym bench` loads scripts/bench_env.py; its two-process ceiling spawns children that unpickle
+    # a function of that module by name (it failed with a PicklingError when loaded under another name).
+    from ddl_gym.cli import _load_bench
+
+    bench_env = _load_bench().load_sub_bench("bench_env")
+    assert bench_env._independent_processes(1, 200) > 0

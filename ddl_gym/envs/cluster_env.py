@@ -224,8 +224,9 @@ class DDLClusterEnv(SimulatorEnv):
     Gymnasium: ``gym.make_vec("ddl_gym:DDLCluster-v0", num_envs=n, vectorization_mode="async",
     vector_kwargs={"shared_memory": True})``, or :func:`ddl_gym.envs.vector.make_async_vec` for
     the tuned variant; SB3: ``make_vec_env("ddl_gym:DDLCluster-v0", n_envs=n,
-    vec_env_cls=SubprocVecEnv)`` (call ``torch.set_num_threads(1)`` in the learner). See
-    :mod:`ddl_gym.envs.vector` for measured speeds.
+    vec_env_cls=SubprocVecEnv)`` (call ``torch.set_num_threads(1)`` in the learner). The batched
+    vector envs of :mod:`ddl_gym.envs.vector` (several envs per process, measured speeds there) step
+    this env with :meth:`step_into`, which writes the observation and mask into shared rows.
 
     ## Version History
 
