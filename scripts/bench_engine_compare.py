@@ -106,6 +106,11 @@ def engine_build(tree: str | None = None) -> str:
         done = subprocess.run([sys.executable, "-c", probe], env=tree_env(tree), capture_output=True, text=True,
                               cwd="/tmp")
         build = done.stdout.strip() if done.returncode == 0 else "unknown"
+    return build_label(build)
+
+
+def build_label(build: str) -> str:
+    """A module's ``BUILD`` flag (``native`` / ``python``) as the reports name it."""
     return {"native": "compiled (mypyc, scripts/build_native.py)", "python": "plain Python"}.get(build, build)
 
 

@@ -436,11 +436,13 @@ def run(quick: bool = False, previous: str | None = PREVIOUS_REF, repeats: int |
 
 def env_core_build() -> str:
     """Which build of the env core runs in this process (``scripts/build_native.py``)."""
+    from bench_engine_compare import build_label
+
     try:
         from ddl_gym.envs import core
     except ImportError:  # code from before the env core
-        return "plain Python"
-    return "compiled (mypyc, scripts/build_native.py)" if core.BUILD == "native" else "plain Python"
+        return build_label("python")
+    return build_label(core.BUILD)
 
 
 def _mmm(s: dict[str, float], fmt: str = "{:,.0f}") -> str:

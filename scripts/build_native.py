@@ -44,7 +44,7 @@ class Target:
     label: str  # what the messages call it
     module: str  # ddl_gym.<package>.<module>
     shared_blocks: int  # how many ``# <shared>`` blocks the source has
-    anchor: str  # the import line after which the shared classes are imported back (unused without them)
+    anchor: str = ""  # the import line after which shared classes and mypyc_attr are imported (if any)
     subclassable: tuple[str, ...] = ()  # classes interpreted code may subclass
     package: str = "sim"  # the subpackage of ddl_gym the module is in
 
@@ -69,7 +69,7 @@ TARGETS: dict[str, Target] = {
     "engine": Target("job-level engine", "engine", 1, "from ddl_gym.sim.perf import PerformanceModel, RARContentionModel\n",
                      ("Simulator",)),
     "tasklevel": Target("task-level engine", "tasklevel", 2, "from ddl_gym.sim.perf import AllReduceContentionModel\n"),
-    "envcore": Target("env core", "core", 0, "import numpy as np\n", package="envs"),
+    "envcore": Target("env core", "core", 0, package="envs"),
 }
 
 
@@ -82,7 +82,7 @@ def native_source(text: str, target: Target) -> str:
     # The compiled copy imports the shared classes back from the plain module, by the names defined there.
     shared_names = sorted(name for block in blocks for name in re.findall(r"^class (\w+)", block, flags=re.M))
     out, pure = re.subn(r"\n# <pure-only>[^\n]*\n.*?# </pure-only>\n?", "\n", out, flags=re.S)
-    if shared != target.shared_blocks or pure != 1 or target.anchor not in out:
+    if shared != target.shared_blocks or pure != 1 or (target.anchor and target.anchor not in out):
         raise SystemExit(f"{target.source}: expected {target.shared_blocks} '# <shared>' block(s), 1 '# <pure-only>' "
                          f"block and the line {target.anchor.strip()!r}; found {shared}, {pure}")
     if shared_names:

@@ -55,7 +55,7 @@ def test_native_source_of_the_env_core_has_no_shared_import_and_keeps_the_stamp(
     script = build_script()
     text = Path(env_core.__file__).read_text()
     out = script.native_source(text, script.TARGETS["envcore"])
-    assert "# <pure-only>" not in out and "PurePythonDecisionCore = " not in out and "def _native_core" not in out
+    assert "# <pure-only>" not in out and "PurePythonDecisionCore = " not in out and "def _native_module" not in out
     assert "from ddl_gym.envs.core import" not in out  # nothing shared: the compiled copy imports nothing back
     assert "class DecisionCore:" in out
     assert f'SOURCE_SHA256 = "{hashlib.sha256(text.encode()).hexdigest()}"' in out
@@ -66,9 +66,9 @@ def test_native_source_of_the_env_core_has_no_shared_import_and_keeps_the_stamp(
 _SWITCHES = {
     "engine": (lambda: engine.__file__, lambda fake: fake, lambda: engine._native_module()),
     "tasklevel": (lambda: tasklevel.__file__, lambda fake: fake.TaskLevelSimulator, lambda: tasklevel._native_simulator()),
-    "core": (lambda: env_core.__file__, lambda fake: fake.DecisionCore, lambda: env_core._native_core()),
+    "core": (lambda: env_core.__file__, lambda fake: fake, lambda: env_core._native_module()),
 }
-_PACKAGES = {"engine": "sim", "tasklevel": "sim", "core": "envs"}
+_PACKAGES = {target.module: target.package for target in build_script().TARGETS.values()}
 
 
 def _install_fake(monkeypatch: pytest.MonkeyPatch, stem: str, stamp: str) -> types.ModuleType:
@@ -76,7 +76,7 @@ def _install_fake(monkeypatch: pytest.MonkeyPatch, stem: str, stamp: str) -> typ
         pass
 
     return fake_native(monkeypatch, stem, stamp, _PACKAGES[stem], TaskLevelSimulator=FakeSimulator,
-                       Simulator=FakeSimulator, DecisionCore=FakeSimulator)
+                       Simulator=FakeSimulator)
 
 
 @pytest.mark.parametrize("stem", sorted(_SWITCHES))
@@ -111,9 +111,11 @@ def test_build_flag_names_the_classes_in_use() -> None:
     assert sim_package.Simulator is engine.Simulator  # the package exports the build in use
     if env_core.BUILD == "native":
         assert env_core.DecisionCore is not env_core.PurePythonDecisionCore
+        assert env_core.PortableLayout is not env_core.PurePythonPortableLayout
         assert env_core.DecisionCore.__module__.endswith("_core_native")
     else:
         assert env_core.BUILD == "python" and env_core.DecisionCore is env_core.PurePythonDecisionCore
+        assert env_core.PortableLayout is env_core.PurePythonPortableLayout
 
 
 def _world() -> tuple[ClusterSpec, Workload]:

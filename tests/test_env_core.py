@@ -42,9 +42,11 @@ def test_compiled_and_plain_cores_give_identical_episodes(case: str, monkeypatch
     scenario, kwargs = _CASES[case]
     compiled = _episode(DDLClusterEnv(scenario, **kwargs), seed=4, steps=400)
     monkeypatch.setattr(cluster_env, "DecisionCore", env_core.PurePythonDecisionCore)
+    monkeypatch.setattr(cluster_env, "PortableLayout", env_core.PurePythonPortableLayout)
     env = DDLClusterEnv(scenario, **kwargs)
     plain = _episode(env, seed=4, steps=400)
     assert type(env._core) is env_core.PurePythonDecisionCore
+    assert type(env._core.layout) is env_core.PurePythonPortableLayout
     assert len(compiled) > 50 and compiled == plain
 
 

@@ -14,20 +14,15 @@ import numpy as np
 from gymnasium import spaces
 
 from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
-from ddl_gym.envs.core import DecisionCore, to_float32
+from ddl_gym.envs.core import _INV_LOG_QUEUE, _INV_LOG_TIME, _INV_LOG_WAIT, DecisionCore, PortableLayout, to_float32
 from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
 
-# Normalisation constants (log-scaled heavy-tailed quantities saturate at these).
+# Normalisation constants (log-scaled heavy-tailed quantities saturate at these; the per-step ones,
+# waited, queue length and simulated time, are defined with the core that uses them every step).
 _WORK_MAX_S = 1e6  # seconds of estimated run time
-_WAIT_MAX_S = 1e6  # seconds waited
-_TIME_MAX_S = 1e7  # simulated seconds
-_QUEUE_MAX = 1000  # queued jobs
-_INV_LOG_WAIT = 1.0 / math.log1p(_WAIT_MAX_S)
-_INV_LOG_QUEUE = 1.0 / math.log1p(_QUEUE_MAX)
-_INV_LOG_TIME = 1.0 / math.log1p(_TIME_MAX_S)
 # Portable layout: sizes saturate at these (a job of 64 GPUs, 64-GPU servers, 65,536-GPU clusters).
 _LOG2_JOB_GPUS_MAX = 6.0
 _LOG2_SERVER_GPUS_MAX = 6.0
@@ -307,14 +302,12 @@ class DDLClusterEnv(SimulatorEnv):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        self._start_episode(seed, options)
-        self._prepare_episode()
-        self._auto_advance()
+        self._begin_episode(seed, options)
         return self._observe(), self._info(invalid=False)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         reward, terminated, truncated, invalid = self._transition(action)
-        obs = self._core.observe_portable(self.sim) if self._size_free_observation else self._observe_legacy()  # type: ignore[union-attr]
+        obs = self._observe()
         info = self._info(invalid)
         if terminated or truncated:
             info["metrics"] = self.sim.result().summary()  # type: ignore[union-attr]
@@ -342,11 +335,16 @@ class DDLClusterEnv(SimulatorEnv):
                    options: dict[str, Any] | None = None) -> tuple[Any, ...]:
         """:meth:`reset` writing into ``obs_out[row]`` and ``mask_out[row]`` (see :meth:`step_into`);
         returns the values of :attr:`SCALAR_INFO_KEYS`."""
-        self._start_episode(seed, options)
-        self._prepare_episode()
-        self._auto_advance()
+        self._begin_episode(seed, options)
         self._write_row(obs_out, mask_out, row)
         return self._scalar_info(False)
+
+    def _begin_episode(self, seed: int | None, options: dict[str, Any] | None) -> None:
+        """The state change of a reset: a new episode, advanced to its first decision."""
+        self._start_episode(seed, options)
+        self._prepare_episode()
+        assert self._core is not None
+        self._core.auto_advance(self.sim)
 
     def _transition(self, action: int) -> tuple[float, bool, bool, bool]:
         """The state change of a step: ``(reward, terminated, truncated, invalid)``."""
@@ -499,7 +497,6 @@ class DDLClusterEnv(SimulatorEnv):
             ranks = np.empty(w.num_jobs, dtype=np.int64)
             ranks[order] = np.arange(w.num_jobs)
             rank, job_by_rank = ranks.tolist(), order.tolist()
-        core = self._core = DecisionCore(gpus, rank, job_by_rank, self.window)
         self._arrival_list = w.arrival.tolist()
         self._t0 = self._arrival_list[0] if w.num_jobs else 0.0
         self._num_gpus = cluster.num_gpus
@@ -523,6 +520,7 @@ class DDLClusterEnv(SimulatorEnv):
             static[:, 3] = comm
             self._legacy_static = [(a, b, c, d) for a, b, c, d in static.tolist()]
             self._legacy_S = S
+            layout = None
         else:
             max_server = cluster.max_server_gpus
             gpus_f = w.gpus.astype(np.float64)
@@ -536,18 +534,14 @@ class DDLClusterEnv(SimulatorEnv):
                 comm,
             ], axis=1).astype(np.float32).astype(np.float64) if w.num_jobs else np.zeros((0, 6))
             free_levels = [g for g in _FREE_LEVELS if g <= max_server]
-            core.set_portable(
+            layout = PortableLayout(
                 static=list(map(tuple, static.tolist())), arrival=self._arrival_list,
                 server_caps=list(cluster.gpus_per_server), free_levels=free_levels,
                 free_levels_pad=(0.0,) * (len(_FREE_LEVELS) - len(free_levels)),
                 scale_features=(min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
                                 min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX)),
                 num_gpus=cluster.num_gpus, num_jobs=w.num_jobs, t0=self._t0, size=self._observation_size)
-
-    def _auto_advance(self) -> None:
-        """Let time run while there is no start to decide (queue empty or nothing fits); set the mask."""
-        assert self._core is not None
-        self._core.auto_advance(self.sim)
+        self._core = DecisionCore(gpus, rank, job_by_rank, self.window, layout)
 
     def _substitute(self) -> int:
         """What an invalid action does under ``invalid_action="wait"``: advance, else the first valid start."""
@@ -572,7 +566,7 @@ class DDLClusterEnv(SimulatorEnv):
         return mask
 
     def _observe(self) -> np.ndarray:
-        return self._observe_portable() if self._size_free_observation else self._observe_legacy()
+        return self._core.observe_portable(self.sim) if self._size_free_observation else self._observe_legacy()  # type: ignore[union-attr]
 
     def _observe_legacy(self) -> np.ndarray:
         sim = self.sim
@@ -609,10 +603,6 @@ class DDLClusterEnv(SimulatorEnv):
             min(1.0, sim.contention_sum / contended / self._max_server) if contended else 0.0,
         )
         return to_float32(block, tail, self._observation_size)
-
-    def _observe_portable(self) -> np.ndarray:
-        assert self._core is not None
-        return self._core.observe_portable(self.sim)
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         sim = self.sim

@@ -53,6 +53,49 @@ def to_float32(head: list[float], tail: tuple[float, ...], size: int) -> np.ndar
     return out
 
 
+class PortableLayout:
+    """The per-episode constants of the portable observation (the layout is documented on the env).
+
+    Built once per episode and shared by every fork of the episode's core: read only, but for the
+    ``at_least`` scratch list, which every observation rewrites in full before reading it.
+    ``PortableLayout()`` without arguments is an empty shell (see :class:`DecisionCore`).
+
+    Args:
+        static: per job, the six features that never change (present, gpus, cluster_share,
+            servers_needed, est_runtime, comm_intensity) as float32-exact floats.
+        arrival: arrival time per job.
+        server_caps: GPUs per server.
+        free_levels: the ``g`` of the ``servers_free_g`` features this cluster can have.
+        free_levels_pad: zeros for the levels above its largest server.
+        scale_features: ``cluster_gpus`` and ``server_gpus``.
+        num_gpus, num_jobs: cluster and episode sizes.
+        t0: the first arrival (``sim_time`` counts from it).
+        size: the observation's length.
+    """
+
+    def __init__(self, static: list[tuple[float, ...]] | None = None, arrival: list[float] | None = None,
+                 server_caps: list[int] | None = None, free_levels: list[int] | None = None,
+                 free_levels_pad: tuple[float, ...] = (), scale_features: tuple[float, float] = (0.0, 0.0),
+                 num_gpus: int = 1, num_jobs: int = 0, t0: float = 0.0, size: int = 0) -> None:
+        caps = server_caps if server_caps else [1]
+        self.static: list[tuple[float, ...]] = static if static is not None else []
+        self.arrival: list[float] = arrival if arrival is not None else []
+        self.server_caps: list[int] = caps
+        self.max_server = max(caps)
+        self.homogeneous = min(caps) == self.max_server
+        self.free_levels: list[int] = free_levels if free_levels is not None else []
+        self.free_levels_pad = free_levels_pad
+        self.scale_features = scale_features
+        self.inv_servers = 1.0 / len(caps)
+        self.inv_gpus = 1.0 / num_gpus
+        self.inv_jobs = 1.0 / num_jobs if num_jobs else 0.0
+        self.inv_log_gpus = 1.0 / math.log1p(num_gpus)
+        self.num_jobs = num_jobs
+        self.t0 = t0
+        self.size = size
+        self.at_least: list[int] = [0] * (self.max_server + 2)
+
+
 class DecisionCore:
     """The env's state between decisions (see the module docstring).
 
@@ -62,6 +105,8 @@ class DecisionCore:
             (the window is then the simulator queue's head).
         job_by_rank: the inverse of ``rank`` (unused without it).
         window: ``W``, the number of queued jobs the agent sees.
+        layout: the portable observation's constants (``None`` for the legacy layout, which the env
+            builds itself).
 
     ``DecisionCore()`` without arguments is an empty shell (the compiled build's ``__new__`` runs
     ``__init__`` without arguments when a pickled env is loaded; the pickled state then fills it).
@@ -72,11 +117,12 @@ class DecisionCore:
     """
 
     def __init__(self, gpus: list[int] | None = None, rank: list[int] | None = None,
-                 job_by_rank: list[int] | None = None, window: int = 0) -> None:
+                 job_by_rank: list[int] | None = None, window: int = 0, layout: PortableLayout | None = None) -> None:
         self.gpus: list[int] = gpus if gpus is not None else []
         self.rank = rank
         self.job_by_rank: list[int] = job_by_rank if job_by_rank is not None else []
         self.window_size = window
+        self.layout = layout
         self.ranked: list[int] = []  # ranks of the queued jobs, ascending (rank is not None)
         self.window: list[int] = []
         self.window_min_gpus = _NO_JOB_GPUS
@@ -84,50 +130,10 @@ class DecisionCore:
         self.seen_arrivals = 0
         self.queued_gpus = 0
         self.mask_key = 1
-        # Portable-observation constants, set by set_portable (the legacy layout never reads them).
-        self.portable = False
-        self.static: list[tuple[float, ...]] = []
-        self.arrival: list[float] = []
-        self.server_caps: list[int] = []
-        self.homogeneous = True
-        self.max_server = 1
-        self.free_levels: list[int] = []
-        self.free_levels_pad: tuple[float, ...] = ()
-        self.scale_features: tuple[float, float] = (0.0, 0.0)
-        self.inv_servers = 0.0
-        self.inv_gpus = 0.0
-        self.inv_jobs = 0.0
-        self.inv_log_gpus = 0.0
-        self.num_jobs = 0
-        self.t0 = 0.0
-        self.size = 0
-        self.at_least: list[int] = []  # scratch, rewritten by every observation
-
-    def set_portable(self, static: list[tuple[float, ...]], arrival: list[float], server_caps: list[int],
-                     free_levels: list[int], free_levels_pad: tuple[float, ...], scale_features: tuple[float, float],
-                     num_gpus: int, num_jobs: int, t0: float, size: int) -> None:
-        """The per-episode constants of the portable observation (``static``: the six fixed job features)."""
-        self.portable = True
-        self.static = static
-        self.arrival = arrival
-        self.server_caps = server_caps
-        self.max_server = max(server_caps)
-        self.homogeneous = min(server_caps) == self.max_server
-        self.free_levels = free_levels
-        self.free_levels_pad = free_levels_pad
-        self.scale_features = scale_features
-        self.inv_servers = 1.0 / len(server_caps)
-        self.inv_gpus = 1.0 / num_gpus
-        self.inv_jobs = 1.0 / num_jobs if num_jobs else 0.0
-        self.inv_log_gpus = 1.0 / math.log1p(num_gpus)
-        self.num_jobs = num_jobs
-        self.t0 = t0
-        self.size = size
-        self.at_least = [0] * (self.max_server + 2)
 
     def fork(self) -> DecisionCore:
-        """An independent copy: the mutable lists copied, the per-episode constants shared."""
-        twin = DecisionCore(self.gpus, self.rank, self.job_by_rank, self.window_size)
+        """An independent copy: the mutable state copied, the per-episode constants shared."""
+        twin = DecisionCore(self.gpus, self.rank, self.job_by_rank, self.window_size, self.layout)
         twin.ranked = list(self.ranked)
         twin.window = list(self.window)
         twin.window_min_gpus = self.window_min_gpus
@@ -135,24 +141,6 @@ class DecisionCore:
         twin.seen_arrivals = self.seen_arrivals
         twin.queued_gpus = self.queued_gpus
         twin.mask_key = self.mask_key
-        if self.portable:
-            twin.portable = True
-            twin.static = self.static
-            twin.arrival = self.arrival
-            twin.server_caps = self.server_caps
-            twin.homogeneous = self.homogeneous
-            twin.max_server = self.max_server
-            twin.free_levels = self.free_levels
-            twin.free_levels_pad = self.free_levels_pad
-            twin.scale_features = self.scale_features
-            twin.inv_servers = self.inv_servers
-            twin.inv_gpus = self.inv_gpus
-            twin.inv_jobs = self.inv_jobs
-            twin.inv_log_gpus = self.inv_log_gpus
-            twin.num_jobs = self.num_jobs
-            twin.t0 = self.t0
-            twin.size = self.size
-            twin.at_least = [0] * len(self.at_least)
         return twin
 
     # ------------------------------------------------------------------ window and mask
@@ -221,27 +209,35 @@ class DecisionCore:
     # ------------------------------------------------------------------ portable observation
     def observe_portable(self, sim: Any) -> np.ndarray:
         """The portable observation of the current state (the layout is documented on the env)."""
-        block, tail = self._portable_features(sim)
-        return to_float32(block, tail, self.size)
+        layout = self._portable_layout()
+        block, tail = self._portable_features(sim, layout)
+        return to_float32(block, tail, layout.size)
 
     def observe_portable_into(self, sim: Any, out: Any, row: int) -> None:
         """:meth:`observe_portable` written into row ``row`` of ``out`` (a C-contiguous float32 array of
         rows of this observation's size, e.g. a vector env's shared memory), the empty slots zeroed."""
-        block, tail = self._portable_features(sim)
-        size = self.size
+        layout = self._portable_layout()
+        block, tail = self._portable_features(sim, layout)
+        size = layout.size
         gap = size - len(block) - len(tail)
         if gap:
             block.extend([0.0] * gap)
         block.extend(tail)
         packer(size).pack_into(out, 4 * size * row, *block)
 
-    def _portable_features(self, sim: Any) -> tuple[list[float], tuple[float, ...]]:
+    def _portable_layout(self) -> PortableLayout:
+        layout = self.layout
+        if layout is None:
+            raise ValueError("this core has no portable layout (the env uses observation='legacy')")
+        return layout
+
+    def _portable_features(self, sim: Any, layout: PortableLayout) -> tuple[list[float], tuple[float, ...]]:
         """The observation's values before float32 rounding: the cluster block and the window rows, and
         the global block (the empty slots between them are zeros)."""
         free: list[int] = sim.free_per_server.tolist()
-        M = self.max_server
+        M = layout.max_server
         # at_least[g] = servers with >= g free GPUs (g = 0 .. M + 1), from a count per free level.
-        at_least = self.at_least
+        at_least = layout.at_least
         for g in range(M + 2):
             at_least[g] = 0
         most_free = 0
@@ -253,25 +249,25 @@ class DecisionCore:
         for g in range(M, -1, -1):
             acc += at_least[g]
             at_least[g] = acc
-        inv_s = self.inv_servers
-        if self.homogeneous:
+        inv_s = layout.inv_servers
+        if layout.homogeneous:
             empty = at_least[M]
         else:
             empty = 0
-            for f, cap in zip(free, self.server_caps):
+            for f, cap in zip(free, layout.server_caps):
                 if f == cap:
                     empty += 1
-        block: list[float] = [at_least[g] * inv_s for g in self.free_levels]
-        block.extend(self.free_levels_pad)
+        block: list[float] = [at_least[g] * inv_s for g in layout.free_levels]
+        block.extend(layout.free_levels_pad)
         block.append(empty * inv_s)
         block.append(most_free / M)
         block.append((len(free) - sim.split_count_list().count(0)) * inv_s)
-        block.extend(self.scale_features)
+        block.extend(layout.scale_features)
         window = self.window
         num_free: int = sim.num_free
+        now: float = sim.now
         if window:
-            now: float = sim.now
-            arrival, gpus, static = self.arrival, self.gpus, self.static
+            arrival, gpus, static = layout.arrival, self.gpus, layout.static
             inv_free = 1.0 / num_free if num_free else 0.0
             tails: dict[int, tuple[float, float, float, float]] = {}  # the free-GPU features depend on G_j only
             for job in window:
@@ -292,12 +288,12 @@ class DecisionCore:
         q = math.log1p(queued) * _INV_LOG_QUEUE
         over = queued - self.window_size
         o = math.log1p(over) * _INV_LOG_QUEUE if over > 0 else 0.0
-        d = math.log2(1.0 + self.queued_gpus * self.inv_gpus) * _INV_LOG2_DEMAND
-        elapsed: float = sim.now - self.t0
+        d = math.log2(1.0 + self.queued_gpus * layout.inv_gpus) * _INV_LOG2_DEMAND
+        elapsed = now - layout.t0
         t = math.log1p(elapsed if elapsed > 0.0 else 0.0) * _INV_LOG_TIME
         contended: int = sim.contended_jobs
         c = sim.contention_sum / contended / M if contended else 0.0
-        inv_jobs = self.inv_jobs
+        inv_jobs = layout.inv_jobs
         running: int = len(sim.running)
         finished: int = sim.num_finished
         arrived: int = sim.num_arrived
@@ -305,10 +301,10 @@ class DecisionCore:
             q if q < 1.0 else 1.0,
             o if o < 1.0 else 1.0,
             d if d < 1.0 else 1.0,
-            math.log1p(running) * self.inv_log_gpus,
-            num_free * self.inv_gpus,
+            math.log1p(running) * layout.inv_log_gpus,
+            num_free * layout.inv_gpus,
             finished * inv_jobs,
-            (self.num_jobs - arrived) * inv_jobs,
+            (layout.num_jobs - arrived) * inv_jobs,
             t if t < 1.0 else 1.0,
             c if c < 1.0 else 1.0,
         )
@@ -319,17 +315,20 @@ class DecisionCore:
 from ddl_gym.sim.native import compiled_module as _compiled_module  # noqa: E402
 
 PurePythonDecisionCore = DecisionCore
+PurePythonPortableLayout = PortableLayout
 
 
-def _native_core() -> Any:
-    """The compiled :class:`DecisionCore` if its build is in place and matches this source, else None."""
-    native = _compiled_module(__file__)
-    return native.DecisionCore if native is not None else None
+def _native_module() -> Any:
+    """The compiled build of this file if it is in place and matches this source, else None."""
+    return _compiled_module(__file__)
 
 
-#: ``"native"`` when :class:`DecisionCore` is the mypyc build of this file, else ``"python"``.
+_native = _native_module()
+#: ``"native"`` when :class:`DecisionCore` and :class:`PortableLayout` are the mypyc build of this file,
+#: else ``"python"``.
 BUILD = "python"
-if _native_core() is not None:
-    DecisionCore = _native_core()  # type: ignore[misc]
+if _native is not None:
+    DecisionCore = _native.DecisionCore  # type: ignore[misc]
+    PortableLayout = _native.PortableLayout  # type: ignore[misc]
     BUILD = "native"
 # </pure-only>

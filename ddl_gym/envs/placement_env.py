@@ -16,7 +16,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
-from ddl_gym.envs.cluster_env import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S, _WORK_MAX_S
+from ddl_gym.envs.cluster_env import _WORK_MAX_S
+from ddl_gym.envs.core import _QUEUE_MAX, _TIME_MAX_S, _WAIT_MAX_S
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
 from ddl_gym.sim.model import ConfigError

@@ -174,8 +174,8 @@ class _EnvGroup:
         self.mask_b, self.has_mask_b, self.act_b = bufs["mask"], bufs["has_mask"], bufs["actions"]
         self.info_b = [(name, bufs[f"info_{name}"]) for name, _ in INFO_FIELDS]
         self.done = [False] * self.count  # next-step autoreset: this env ended on the previous step
-        direct_ok = self.obs_b.flags.c_contiguous and self.obs_b.dtype == np.float32 and self.mask_b.flags.c_contiguous
-        self.direct = [_direct_env(env) if direct_ok else None for env in envs]
+        # step_into packs float32 rows; the buffers are C-contiguous by construction (_Buffers).
+        self.direct = [_direct_env(env) if self.obs_b.dtype == np.float32 else None for env in envs]
         self.started = [False] * self.count  # reset once through its wrappers (they check the call order)
 
     def _write_state(self, i: int, obs: Any, info: dict[str, Any]) -> None:
@@ -199,20 +199,23 @@ class _EnvGroup:
                 values = self._reset_one(k, None, None)
                 reward, terminated, truncated = 0.0, False, False
                 done[k] = False
-            elif direct[k] is not None:
-                reward, terminated, truncated, values, metrics = direct[k].step_into(actions[k], obs_b, mask_b, i)
-                if terminated or truncated:
-                    extra[i] = self._episode_end(k, i, metrics, obs_b[i].copy())
-                    if same_step:
-                        values = self._reset_one(k, None, None)
             else:
-                obs, reward, terminated, truncated, info = env.step(actions[k])
-                self._write_state(i, obs, info)
-                values = tuple(info.get(name, 0) for name, _ in self.info_b)
+                stepper = direct[k]
+                if stepper is not None:  # the observation and mask land in the rows directly
+                    reward, terminated, truncated, values, metrics = stepper.step_into(actions[k], obs_b, mask_b, i)
+                    obs = None
+                else:
+                    obs, reward, terminated, truncated, info = env.step(actions[k])
+                    self._write_state(i, obs, info)
+                    values = tuple(info.get(name, 0) for name in _INFO_NAMES)
+                    metrics = info.get("metrics")
                 if terminated or truncated:
-                    extra[i] = self._episode_end(k, i, info.get("metrics"), obs)
-                    if same_step:
+                    end = extra[i] = {"metrics": metrics}
+                    if same_step:  # hand over the last observation, then reset into the rows
+                        end["terminal_observation"] = obs_b[i].copy() if obs is None else obs
                         values = self._reset_one(k, None, None)
+                    else:
+                        done[k] = True
             rewards.append(reward)
             terms.append(terminated)
             truncs.append(truncated)
@@ -223,15 +226,6 @@ class _EnvGroup:
         for values, (_, view) in zip(zip(*fields), self.info_b):
             view[rows] = values
         return extra
-
-    def _episode_end(self, k: int, i: int, metrics: Any, last_obs: Any) -> dict[str, Any]:
-        """The extras of an ending episode (same-step autoreset also hands over its last observation)."""
-        end: dict[str, Any] = {"metrics": metrics}
-        if self.same_step:
-            end["terminal_observation"] = last_obs
-        else:
-            self.done[k] = True
-        return end
 
     def _reset_one(self, k: int, seed: int | None, options: dict[str, Any] | None) -> tuple[Any, ...]:
         """Reset env ``k`` into its rows; returns its INFO_FIELDS values."""
@@ -244,7 +238,7 @@ class _EnvGroup:
         obs, info = self.envs[k].reset(seed=seed, options=options)  # the first reset passes the wrappers
         self.started[k] = True
         self._write_state(i, obs, info)
-        return tuple(info.get(name, 0) for name, _ in self.info_b)
+        return tuple(info.get(name, 0) for name in _INFO_NAMES)
 
     def reset(self, seeds: Sequence[int | None], options: dict[str, Any] | None) -> None:
         for k in range(self.count):

@@ -3,8 +3,9 @@
 ``python scripts/build_native.py`` compiles ``ddl_gym/sim/engine.py``, ``ddl_gym/sim/tasklevel.py``
 and ``ddl_gym/envs/core.py`` themselves with mypyc (same code, same integer and float arithmetic:
 results are bit-identical, the golden tests check both builds) into ``_<module>_native*.so`` beside
-each source, each stamped with the sha256 of its source. A build is used only while its stamp matches, so an edit falls back to plain
-Python until it is rebuilt; ``DDL_GYM_PURE_PYTHON=1`` disables every build.
+each source, each stamped with the sha256 of its source. A build is used only while its stamp
+matches, so an edit falls back to plain Python until it is rebuilt; ``DDL_GYM_PURE_PYTHON=1``
+disables every build.
 """
 
 from __future__ import annotations
