@@ -430,6 +430,7 @@ def run(quick: bool = False, previous: str | None = PREVIOUS_REF, repeats: int |
         tree, label = _previous_tree(previous, Path(tmp))
         report["previous_ref"] = label
         if tree is not None:
+            report["previous_build"] = engine_build(str(tree))
             report["previous"] = _run_previous(tree, ["single", "mcts"], reps, quick)
     return report
 
@@ -456,7 +457,8 @@ def format_report(report: dict[str, Any]) -> str:
              f"Python {report['python']} on {report['machine']}, {report['cpus']} CPUs; every figure is "
              f"min / median / max over {report['repeats']} repeats. Job-level engine: "
              f"{report.get('engine_build', 'plain Python')}; env core (`ddl_gym/envs/core.py`): "
-             f"{report.get('env_core_build', 'plain Python')}. Previous code: {report['previous_ref']} (plain Python).", "",
+             f"{report.get('env_core_build', 'plain Python')}. Previous code: {report['previous_ref']} "
+             f"(job-level engine: {report.get('previous_build', 'plain Python')}).", "",
              "## (a) One process, `gym.make(\"ddl_gym:DDLCluster-v0\")`, steps per CPU-second", "",
              "| loop | this code | ratio to CartPole-v1 | goal | previous code | previous ratio |",
              "|---|---:|---:|---:|---:|---:|"]
