@@ -271,7 +271,7 @@ class SJFBCOPolicy:
 
     def _init_execution(self) -> None:
         """Execution book-keeping (see :meth:`schedule`)."""
-        self._held = np.zeros(0, dtype=bool)  # per GPU: held by a job as last seen (owner >= 0)
+        self._holding: dict[int, tuple[int, ...]] = {}  # started, not seen finished: job -> its GPUs
         self._seen_finished = 0
         self._ready_count: dict[int, int] = {}
         self._ready: list[tuple[int, int]] = []  # (plan index, job)
@@ -326,23 +326,22 @@ class SJFBCOPolicy:
             return
         self._ready = []
         queues = self._gpu_queue
-        held = self._held
         for _, job in sorted(ready):
             gpus = self._pending.pop(job)
             sim.start(job, list(gpus))
+            self._holding[job] = gpus
             for g in gpus:
                 queues[g].popleft()
-                held[g] = True
 
     def _collect_finished(self, sim: Simulator) -> None:
         """Credit the GPUs freed since the last look to the jobs now heading their queues (any order:
-        crediting only counts). Only this policy starts jobs, so a GPU held then and free now is freed."""
+        crediting only counts): the GPUs of the jobs that finished since (only this policy starts jobs)."""
+        finished = sim.finished_since(self._seen_finished)
         self._seen_finished = sim.num_finished
-        held = self._held
-        freed = np.flatnonzero(held & (sim.gpu_owner < 0))
-        held[freed] = False
-        for g in freed.tolist():
-            self._credit(g)
+        holding = self._holding
+        for job in finished:
+            for g in holding.pop(job):
+                self._credit(g)
 
     def _credit(self, g: int) -> None:
         queue = self._gpu_queue[g]
@@ -394,11 +393,12 @@ class SJFBCOPolicy:
             for g in entry.gpus:
                 self._gpu_queue[g].append(entry.job)
         # Ready counts from scratch: every free GPU credits its head.
+        for job in sim.finished_since(self._seen_finished):  # their GPUs are among the free ones below
+            del self._holding[job]
         self._seen_finished = sim.num_finished
         self._ready_count = {}
         self._ready = []
-        self._held = sim.gpu_owner >= 0
-        for g in np.flatnonzero(~self._held).tolist():
+        for g in np.flatnonzero(sim.gpu_owner < 0).tolist():
             self._credit(g)
 
     # ---------------------------------------------------------------- introspection

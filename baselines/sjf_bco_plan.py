@@ -72,11 +72,17 @@ Speed (every decision identical; ``tests/test_sjf_bco_digests.py`` pins plans an
   schedule per κ class instead of one per (θ, κ).
 * **κ classes share their prefix.** With κ_c, every job before the first one with ``G_j > κ_c`` is
   placed by FA-FFP exactly as in the all-FA-FFP schedule, so each class forks one such "spine".
-* **Incremental state.** For the least-``U`` rules the idle GPUs are kept sorted by ``(U, index)``,
-  per-server means recomputed only where ``U`` changed (with the same reduction, so bit-identical)
-  and kept in Alg. 3 line 2's order, eq. (8) memoised. The "waiting cannot help" test is made once
-  per job and attempt (no ``U`` changes while it waits) and reads the ``G_j``-th smallest ``U`` by
-  partition.
+* **Incremental state on plain lists.** For the least-``U`` rules the idle GPUs are kept sorted by
+  ``(U, index)``, ``U`` and the busy times in lists, per-server means recomputed only where ``U``
+  changed (numpy's pairwise sum replayed on the list, so bit-identical) and kept in Alg. 3 line 2's
+  order, eq. (8) memoised. ``U``'s array is brought up to date from the list only when read.
+* **"Waiting cannot help", once, late.** The test reads the ``G_j``-th smallest ``U`` by partition.
+  It is made once per job and call (no ``U`` changes while it waits), after the job's first wait:
+  most waiting jobs fit after one exit, and a hopeless job fails either way (the test only spares
+  waiting for every running job).
+* **Compiled build.** ``scripts/build_native.py`` compiles this module with mypyc like the engines
+  (``BUILD`` says which is in use; the plan records stay this module's classes; ``DDL_GYM_PURE_PYTHON=1``
+  disables it); ``tests/test_sjf_bco_native.py`` compares the two builds' plans.
 
 Readings that change a headline are named options (:class:`PlanOptions`); the defaults are the
 readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each of the others:
@@ -101,12 +107,12 @@ readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each
 
 from __future__ import annotations
 
-import bisect
-import heapq
 import math
 import time
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Sequence
+from heapq import heapify, heappop, heappush
+from typing import Any, Callable, ClassVar, NamedTuple, Sequence, cast
 
 import numpy as np
 
@@ -117,8 +123,48 @@ KINDS = ("sjf-bco", "ff", "ls", "rand")
 BISECTION_MODES = ("paper", "feasible")
 _EPS = 1e-9
 _TRIAL_CACHE = 3  # trials kept per κ class for reuse across bisection steps
+_WAITS_UNTESTED = 1  # waits of a job before the "waiting cannot help" test (see Trial._place)
 
 
+def _pairwise_sum(values: list[float], first: int, count: int) -> float:
+    """numpy's float64 pairwise summation of ``values[first:first + count]``, in its exact order."""
+    if count < 8:
+        total = 0.0
+        for i in range(first, first + count):
+            total += values[i]
+        return total
+    if count <= 128:  # numpy's block: eight running sums, combined as a tree, then the tail
+        r0, r1, r2, r3 = values[first], values[first + 1], values[first + 2], values[first + 3]
+        r4, r5, r6, r7 = values[first + 4], values[first + 5], values[first + 6], values[first + 7]
+        i = first + 8
+        whole = first + count - count % 8
+        while i < whole:
+            r0 += values[i]
+            r1 += values[i + 1]
+            r2 += values[i + 2]
+            r3 += values[i + 3]
+            r4 += values[i + 4]
+            r5 += values[i + 5]
+            r6 += values[i + 6]
+            r7 += values[i + 7]
+            i += 8
+        total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < first + count:
+            total += values[i]
+            i += 1
+        return total
+    half = count // 2
+    half -= half % 8
+    return _pairwise_sum(values, first, half) + _pairwise_sum(values, first + half, count - half)
+
+
+def _server_sum(values: list[float], start: int, stop: int) -> float:
+    """``np.add.reduceat`` of one server's GPUs, bit for bit: the first value plus numpy's pairwise
+    sum of the rest (``tests/test_sjf_bco.py`` checks it against numpy), on a plain list."""
+    return values[start] + _pairwise_sum(values, start + 1, stop - start - 1) if stop - start > 1 else values[start]
+
+
+# <shared> (the compiled build imports these records from this module: one class for both builds)
 @dataclass(frozen=True)
 class PlanOptions:
     """Readings of the paper where it is ambiguous (see the module docstring); defaults as before.
@@ -148,8 +194,6 @@ class PlanOptions:
         """The options that differ from the defaults."""
         return {name: getattr(self, name) for name, allowed in self.CHOICES.items() if getattr(self, name) != allowed[0]}
 
-
-DEFAULT_OPTIONS = PlanOptions()
 
 
 @dataclass(frozen=True)
@@ -183,39 +227,9 @@ class EstimateBounds:
         return self.n_g * self.phi_u_over_l
 
 
-def estimate_bounds(
-    cluster: ClusterSpec, workload: Workload, model: PerformanceModel, bound: BoundModel | None = None,
-    jobs: Sequence[int] | None = None,
-) -> EstimateBounds:
-    """Compute the §5.1 per-job ``τ`` range and ``u``, ``l``, ``φ``, ``n_g`` over ``jobs`` (default: all)."""
-    bound = bound if bound is not None else model.bind(cluster, workload)
-    n = workload.num_jobs
-    max_o = float(cluster.max_server_gpus)
-    # §5.1: "the largest number of k_j is max_s O_s", i.e. B_min = b_e / f(α, max_s O_s). Our RAR
-    # model computes k = ξ1·p, so the worst case is reached at p = max_s O_s / ξ1.
-    p_up = max_o / model.xi1 if isinstance(model, RARContentionModel) else max_o
-    tau_low = np.empty(n)
-    tau_up = np.empty(n)
-    for j in range(n):
-        g = int(workload.gpus[j])
-        tau_low[j] = bound.iteration_time(j, 1, 0)
-        n_up = min(g, cluster.num_servers)
-        if n_up <= 1:
-            tau_up[j] = tau_low[j]
-        else:
-            tau_up[j] = max(tau_low[j], bound.iteration_time(j, n_up, p_up))  # type: ignore[arg-type]
-    rows = np.arange(n) if jobs is None else np.asarray(list(jobs), dtype=np.int64)
-    if rows.size == 0:
-        return EstimateBounds(tau_low, tau_up, 1.0, 1.0, 1.0, 0)
-    ratio = tau_up[rows] / tau_low[rows]
-    u = max(1.0, float(ratio.max()))
-    l = min(1.0, float((1.0 / ratio).min()))
-    return EstimateBounds(tau_low, tau_up, u, l, float(ratio.max()), int(workload.gpus[rows].max()))
-
-
-@dataclass(frozen=True)
-class PlanEntry:
-    """One planned job: GPUs, planned start/end (``T_j``) and ``ρ̂_j`` (seconds)."""
+class PlanEntry(NamedTuple):
+    """One planned job: GPUs, planned start/end (``T_j``) and ``ρ̂_j`` (seconds). A named tuple: a
+    plan of 100k jobs builds 100k of them, three times faster than a frozen dataclass would."""
 
     job: int
     gpus: tuple[int, ...]
@@ -319,6 +333,42 @@ class PlanResult:
         }
 
 
+# </shared>
+
+#: The readings of the listing that the module docstring describes.
+DEFAULT_OPTIONS = PlanOptions()
+
+
+def estimate_bounds(
+    cluster: ClusterSpec, workload: Workload, model: PerformanceModel, bound: BoundModel | None = None,
+    jobs: Sequence[int] | None = None,
+) -> EstimateBounds:
+    """Compute the §5.1 per-job ``τ`` range and ``u``, ``l``, ``φ``, ``n_g`` over ``jobs`` (default: all)."""
+    bound = bound if bound is not None else model.bind(cluster, workload)
+    n = workload.num_jobs
+    max_o = float(cluster.max_server_gpus)
+    # §5.1: "the largest number of k_j is max_s O_s", i.e. B_min = b_e / f(α, max_s O_s). Our RAR
+    # model computes k = ξ1·p, so the worst case is reached at p = max_s O_s / ξ1.
+    p_up = max_o / model.xi1 if isinstance(model, RARContentionModel) else max_o
+    tau_low = np.empty(n)
+    tau_up = np.empty(n)
+    for j in range(n):
+        g = int(workload.gpus[j])
+        tau_low[j] = bound.iteration_time(j, 1, 0)
+        n_up = min(g, cluster.num_servers)
+        if n_up <= 1:
+            tau_up[j] = tau_low[j]
+        else:
+            tau_up[j] = max(tau_low[j], bound.iteration_time(j, n_up, p_up))  # type: ignore[arg-type]
+    rows = np.arange(n) if jobs is None else np.asarray(list(jobs), dtype=np.int64)
+    if rows.size == 0:
+        return EstimateBounds(tau_low, tau_up, 1.0, 1.0, 1.0, 0)
+    ratio = tau_up[rows] / tau_low[rows]
+    u = max(1.0, float(ratio.max()))
+    l = min(1.0, float((1.0 / ratio).min()))
+    return EstimateBounds(tau_low, tau_up, u, l, float(ratio.max()), int(workload.gpus[rows].max()))
+
+
 class PlanContext:
     """Per-planning constants shared by every trial (a re-planning policy keeps one for all its plans:
     they depend only on the world and the §5.1 bounds, and it carries the eq. (8) memo along)."""
@@ -329,12 +379,14 @@ class PlanContext:
         self.gpu_server = cluster.gpu_server()
         self.server_first = cluster.server_first_gpu()
         self.capacity = np.asarray(cluster.gpus_per_server, dtype=np.int64)  # O_s
+        self.server_first_list: list[int] = self.server_first.tolist()
+        self.capacity_list: list[int] = self.capacity.tolist()
         self.num_gpus = cluster.num_gpus
         self.gpu_index = np.arange(cluster.num_gpus)
         self.gpus: list[int] = workload.gpus.tolist()
         self.iterations: list[float] = workload.iterations.astype(np.float64).tolist()
         self.tau_low: list[float] = bounds.tau_low.tolist()
-        self.u = bounds.u
+        self.u = float(bounds.u)
         self._tau_floor: dict[int, float] = {}
         self.server_of: list[int] = self.gpu_server.tolist()
         self.server_gpus: list[range] = [range(int(a), int(a) + int(c)) for a, c in zip(self.server_first, self.capacity)]
@@ -381,47 +433,39 @@ class Trial:
     """
 
     def __init__(
-        self, ctx: PlanContext, theta: float, kind: str, kappa: int, lam: float, initial: InitialState,
+        self, ctx: PlanContext, theta: float, kind: str, kappa: float, lam: float, initial: InitialState,
         prune_at: float = math.inf, rng: np.random.Generator | None = None, options: PlanOptions = DEFAULT_OPTIONS,
+        *, blank: bool = False,
     ) -> None:
         self.ctx = ctx
         self.options = options
+        self.initial = initial
         self.theta = float(theta)
         self.kind = kind
-        self.kappa = kappa
+        self.kappa = kappa  # an int, or inf for the all-FA-FFP spine of plan()
         self.lam = lam
         self.clock = float(initial.clock)
-        self.busy = np.asarray(initial.busy_until, dtype=np.float64).copy()
-        self.load = np.asarray(initial.load, dtype=np.float64).copy()  # U_s^g
-        self.split_active = [0] * ctx.cluster.num_servers
+        self.split_active: list[int] = [0] * ctx.cluster.num_servers
         self.heap: list[tuple[float, int, tuple[int, ...]]] = []
         self._seq = 0
-        for end, servers in initial.running:
-            self._push(float(end), tuple(servers))
         # Least-U rules (FA-FFP as listed, LS): idle GPUs kept sorted by (U, index), updated per
         # commit/release, instead of masking and sorting all GPUs per attempt.
-        self.fast = kind in ("sjf-bco", "ls", "ff") and options.fa_ffp == "listing"
-        self.fast_ff = kind == "ff"  # FF (§7.2) scans idle GPUs in index order: keep them sorted too
+        self.fast: bool = kind in ("sjf-bco", "ls", "ff") and options.fa_ffp == "listing"
+        self.fast_ff: bool = kind == "ff"  # FF (§7.2) scans idle GPUs in index order: keep them sorted too
         # LBSGF least-U (Alg. 3 as listed) on plain lists too: per-GPU U and idle flags, per-server mean U.
-        self.fast_lbsgf = self.fast and options.lbsgf_pick == "least-u"
-        if self.fast:
-            idle = self.busy <= self.clock
-            loads = self.load.tolist()
-            self.load_list = loads
-            self.idle_flag = idle.tolist()
-            self.server_mean = (np.add.reduceat(self.load, ctx.server_first) / ctx.capacity).tolist()
-            # Alg. 3 line 2's order, (mean U, index) ascending, kept sorted: stale servers move by bisection.
-            self.server_order = sorted((m, s) for s, m in enumerate(self.server_mean))
-            self.stale_servers: set[int] = set()
-            # None while not kept (see place): only the least-U picks read it, and they rebuild it.
-            self.idle_sorted: list[tuple[float, int]] | None = sorted((loads[g], g) for g in np.flatnonzero(idle).tolist())
-            self.idle_ids = np.flatnonzero(idle).tolist()
-            busy = self.busy.tolist()
-            self.gpu_heap = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]
-            heapq.heapify(self.gpu_heap)
+        self.fast_lbsgf: bool = self.fast and options.lbsgf_pick == "least-u"
+        # With every rule of this trial on lists, the busy times live only in a list (see ``busy``),
+        # and U's array is brought up to date from the list only when read (see ``load``): "waiting
+        # cannot help" partitions it about once per two commits, so no numpy update per commit.
+        self._busy: np.ndarray | None = None
+        self._load = np.zeros(0)
+        self._load_stale: list[int] | None = None  # GPUs whose U changed since the array was read
+        if not blank:  # (a fork copies the state instead)
+            self._start_state(initial)
         self.prune_at = prune_at
         self.rng = rng if rng is not None else np.random.default_rng(0)
-        self.entries: list[PlanEntry] = []
+        # The planned jobs as PlanEntry fields, in start order (records are built only when read).
+        self._planned: list[tuple[int, tuple[int, ...], float, float, float, str, int]] = []
         self.makespan = -math.inf
         self.pruned = False
         self.failed = False
@@ -430,6 +474,52 @@ class Trial:
         # smallest that failed bound the θ' that replay every decision bit for bit (see valid_for).
         self.x_passed = -math.inf
         self.x_failed = math.inf
+
+    @property
+    def load(self) -> np.ndarray:
+        """``U_s^g`` per GPU (the trial's own array: read it, never mutate it)."""
+        stale = self._load_stale
+        if stale:
+            load = self.load_list
+            self._load[stale] = [load[g] for g in stale]  # the list's values: the same floats
+            stale.clear()
+        return self._load
+
+    @property
+    def busy(self) -> np.ndarray:
+        """Per GPU, the planned time it becomes free (a new array where the trial keeps it in a list)."""
+        return np.array(self.busy_list, dtype=np.float64) if self._busy is None else self._busy
+
+    def _start_state(self, initial: InitialState) -> None:
+        """The planned state at the start: ``initial``'s busy times, ``U`` and running jobs."""
+        busy_array = np.asarray(initial.busy_until, dtype=np.float64).copy()
+        load_array = np.asarray(initial.load, dtype=np.float64).copy()  # U_s^g
+        for end, servers in initial.running:
+            self._push(float(end), tuple(servers))
+        self._load = load_array
+        if self.fast_lbsgf:
+            self._load_stale = []
+        else:
+            self._busy = busy_array
+        if self.fast:
+            ctx = self.ctx
+            idle = busy_array <= self.clock
+            loads: list[float] = load_array.tolist()
+            self.load_list = loads
+            self.busy_list: list[float] = busy_array.tolist()
+            self.idle_flag: list[bool] = idle.tolist()
+            self.server_mean: list[float] = [_server_sum(loads, a, a + c) / c for a, c in zip(ctx.server_first_list,
+                                                                                            ctx.capacity_list)]
+            # Alg. 3 line 2's order, (mean U, index) ascending, kept sorted: stale servers move by bisection.
+            self.server_order: list[tuple[float, int]] = sorted((m, s) for s, m in enumerate(self.server_mean))
+            self.stale_servers: set[int] = set()
+            idle_ids: list[int] = np.flatnonzero(idle).tolist()
+            # None while not kept (see place): only the least-U picks read it, and they rebuild it.
+            self.idle_sorted: list[tuple[float, int]] | None = sorted((loads[g], g) for g in idle_ids)
+            self.idle_ids = idle_ids
+            busy = self.busy_list
+            self.gpu_heap: list[tuple[float, tuple[int, ...]]] = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]
+            heapify(self.gpu_heap)
 
     # ---------------------------------------------------------------- θ tests
     def _within(self, x: float) -> bool:
@@ -455,25 +545,29 @@ class Trial:
             for s in servers:
                 split[s] += 1
         self._seq += 1
-        heapq.heappush(self.heap, (end, self._seq, servers))
+        heappush(self.heap, (end, self._seq, servers))
 
     def _release_until(self, t: float) -> None:
         heap = self.heap
         while heap and heap[0][0] <= t:
-            _, _, servers = heapq.heappop(heap)
+            _, _, servers = heappop(heap)
             if len(servers) > 1:
                 split = self.split_active
                 for s in servers:
                     split[s] -= 1
         if self.fast:
-            gpu_heap, idle, load, flag = self.gpu_heap, self.idle_sorted, self.load_list, self.idle_flag
+            # One typed local each (the compiled build indexes typed lists natively).
+            gpu_heap = self.gpu_heap
+            idle = self.idle_sorted
+            load: list[float] = self.load_list
+            flag: list[bool] = self.idle_flag
             while gpu_heap and gpu_heap[0][0] <= t:
-                for g in heapq.heappop(gpu_heap)[1]:
+                for g in heappop(gpu_heap)[1]:
                     if idle is not None:
-                        bisect.insort(idle, (load[g], g))
+                        insort(idle, (load[g], g))
                     flag[g] = True
                     if self.fast_ff:
-                        bisect.insort(self.idle_ids, g)
+                        insort(self.idle_ids, g)
 
     def advance(self) -> bool:
         """Alg. 2 line 9 / Alg. 3 line 12: wait for the next planned exit. False if none is running."""
@@ -490,7 +584,8 @@ class Trial:
         if len(gpus) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1
         server_of = ctx.server_of
-        servers = {server_of[g] for g in (gpus.tolist() if isinstance(gpus, np.ndarray) else gpus)}
+        ids: list[int] = gpus if isinstance(gpus, list) else list(gpus.tolist() if isinstance(gpus, np.ndarray) else gpus)
+        servers = {server_of[g] for g in ids}
         if len(servers) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1
         # p̂_j: eq. (6) on the plan so far — split jobs active on the busiest server, plus this one.
@@ -504,15 +599,12 @@ class Trial:
         ctx = self.ctx
         mean, order = self.server_mean, self.server_order
         if self.stale_servers:
-            load, capacity = self.load, ctx.capacity
-            # Several stale servers: one reduceat over all of them (segment by segment, the same sums).
-            sums = np.add.reduceat(load, ctx.server_first).tolist() if len(self.stale_servers) > 2 else None
+            load = self.load_list
             for s in self.stale_servers:
                 span = ctx.server_gpus[s]
-                del order[bisect.bisect_left(order, (mean[s], s))]
-                total = sums[s] if sums is not None else float(np.add.reduceat(load[span.start:span.stop], [0])[0])
-                mean[s] = total / int(capacity[s])
-                bisect.insort(order, (mean[s], s))
+                del order[bisect_left(order, (mean[s], s))]
+                mean[s] = _server_sum(load, span.start, span.stop) / len(span)  # as np.add.reduceat / O_s
+                insort(order, (mean[s], s))
             self.stale_servers.clear()
         need = self.lam * ctx.gpus[job] - _EPS
         chosen: list[int] = []
@@ -539,7 +631,7 @@ class Trial:
     # ---------------------------------------------------------------- placement rules
     def _least_load_pick(
         self, job: int, allowed: np.ndarray | None, rank: np.ndarray | None
-    ) -> tuple[np.ndarray, float, int] | None:
+    ) -> tuple[np.ndarray | list[int], float, int] | None:
         """Top-``G_j`` least-``U`` idle GPUs (optionally among ``allowed``), if they meet ``θ_u``."""
         g = self.ctx.gpus[job]
         if allowed is None and self.fast:
@@ -554,7 +646,7 @@ class Trial:
             fast_pick = [gpu for _, gpu in head]
             rho, n_servers = self.rho_hat(job, fast_pick)
             if self._within(head[-1][0] + rho / self.ctx.u):
-                return np.array(fast_pick), rho, n_servers
+                return fast_pick, rho, n_servers
             return None
         idle = self.busy <= self.clock
         if allowed is not None:
@@ -572,7 +664,7 @@ class Trial:
             return pick, rho, n_servers
         return None
 
-    def _ordered_pick(self, job: int, order: np.ndarray) -> tuple[np.ndarray, float, int] | None:
+    def _ordered_pick(self, job: int, order: np.ndarray) -> tuple[np.ndarray | list[int], float, int] | None:
         """First ``G_j`` idle GPUs in ``order`` meeting ``U + ρ̂/u ≤ θ_u`` (fixed point on ρ̂)."""
         ctx = self.ctx
         g = ctx.gpus[job]
@@ -597,7 +689,7 @@ class Trial:
                 return pick, rho, n_servers
             guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
 
-    def _ff_pick(self, job: int) -> tuple[np.ndarray, float, int] | None:
+    def _ff_pick(self, job: int) -> tuple[np.ndarray | list[int], float, int] | None:
         """:meth:`_ordered_pick` in GPU index order on plain lists (the same tests, the same records)."""
         ctx = self.ctx
         g = ctx.gpus[job]
@@ -626,7 +718,7 @@ class Trial:
                 return None
             rho, n_servers = self.rho_hat(job, pick)
             if self._within(max(load[gpu] for gpu in pick) + rho / ctx.u):
-                return np.array(pick), rho, n_servers
+                return pick, rho, n_servers
             guess = max(guess * (1 + 1e-12), rho)  # strictly tighter: terminates
 
     def method_for(self, job: int) -> str:
@@ -658,8 +750,8 @@ class Trial:
         return np.concatenate(parts)
 
     def try_place(
-        self, job: int, method: str, servers: np.ndarray | None = None
-    ) -> tuple[np.ndarray, float, int] | None:
+        self, job: int, method: str, servers: np.ndarray | list[int] | None = None
+    ) -> tuple[np.ndarray | list[int], float, int] | None:
         """One attempt at the current planned clock (no waiting); LBSGF may pass its server choice."""
         opts = self.options
         if method == "fa-ffp" and opts.fa_ffp == "prose":
@@ -669,8 +761,9 @@ class Trial:
             return self._least_load_pick(job, None, None)
         if method == "lbsgf":
             if self.fast_lbsgf:
-                return self._lbsgf_pick(job, self._lbsgf_server_list(job) if servers is None else servers)
-            servers = self.lbsgf_servers(job) if servers is None else servers
+                chosen = self._lbsgf_server_list(job) if servers is None else list(servers)
+                return self._lbsgf_pick(job, chosen)
+            servers = self.lbsgf_servers(job) if servers is None else np.asarray(servers, dtype=np.int64)
             rank = np.full(self.ctx.cluster.num_servers, np.iinfo(np.int64).max, dtype=np.int64)
             rank[servers] = np.arange(servers.size)
             if opts.lbsgf_pick == "list-order":
@@ -690,12 +783,20 @@ class Trial:
             return self._ordered_pick(job, self.rng.permutation(self.ctx.num_gpus))  # §7.2 RAND
         raise ConfigError(f"unknown placement method {method!r}")
 
-    def _lbsgf_pick(self, job: int, servers: list[int]) -> tuple[np.ndarray, float, int] | None:
+    def _lbsgf_pick(self, job: int, servers: list[int]) -> tuple[np.ndarray | list[int], float, int] | None:
         """Alg. 3 lines 3–7 on plain lists: idle GPUs of the chosen servers by (U, server rank, index)."""
         ctx = self.ctx
         g = ctx.gpus[job]
-        load, flag, server_gpus = self.load_list, self.idle_flag, ctx.server_gpus
-        candidates = [(load[gpu], rank, gpu) for rank, s in enumerate(servers) for gpu in server_gpus[s] if flag[gpu]]
+        load: list[float] = self.load_list
+        flag: list[bool] = self.idle_flag
+        first: list[int] = ctx.server_first_list
+        capacity: list[int] = ctx.capacity_list
+        candidates: list[tuple[float, int, int]] = []
+        for rank in range(len(servers)):
+            s = servers[rank]
+            for gpu in range(first[s], first[s] + capacity[s]):
+                if flag[gpu]:
+                    candidates.append((load[gpu], rank, gpu))
         if len(candidates) < g:
             return None
         candidates.sort()
@@ -703,7 +804,7 @@ class Trial:
         pick = [gpu for _, _, gpu in head]
         rho, n_servers = self.rho_hat(job, pick)
         if self._within(head[-1][0] + rho / ctx.u):
-            return np.array(pick), rho, n_servers
+            return pick, rho, n_servers
         return None
 
     def _hopeless(self, job: int, servers: np.ndarray | list[int] | None) -> bool:
@@ -715,15 +816,24 @@ class Trial:
             load, server_gpus = self.load_list, ctx.server_gpus
             chosen = sorted([load[gpu] for s in servers for gpu in server_gpus[s]])  # type: ignore[union-attr]
             return len(chosen) < g or not self._within(chosen[g - 1] + floor)
-        loads = self.load if servers is None else self.load[self._server_mask(servers)]
+        loads = self.load if servers is None else self.load[self._server_mask(np.asarray(servers, dtype=np.int64))]
         if loads.size < g:
             return True
         # At least G_j GPUs pass ``U + floor <= θ + ε`` iff the G_j-th smallest does (float addition is
         # monotone), so that one x decides.
         return not self._within(float(np.partition(loads, g - 1)[g - 1]) + floor)
 
+    @property
+    def entries(self) -> list[PlanEntry]:
+        """The planned jobs so far, in start order."""
+        return [PlanEntry(*fields) for fields in self._planned]
+
     def place(self, job: int) -> PlanEntry | None:
         """Alg. 2 / Alg. 3 for one job, with waiting; ``None`` is ``∅`` (infeasible at this θ)."""
+        return PlanEntry(*self._planned[-1]) if self._place(job) else None
+
+    def _place(self, job: int) -> bool:
+        """:meth:`place`, saying only whether the job was placed."""
         method = self.method_for(job)
         # Alg. 3 "goes to Line 2" after a wait: U does not change while waiting, so the server
         # choice of line 2 is the same and is computed once.
@@ -735,25 +845,33 @@ class Trial:
                 self.idle_sorted = None
         else:
             servers = None
-        hopeful = False  # waiting changes no U either, so once not hopeless the job stays so in this call
+        # "Waiting cannot help" is tested once, after _WAITS_UNTESTED waits: most jobs that wait fit
+        # after the first exit, and a hopeless job fails either way (the test only saves waiting for
+        # every running job). Waiting changes no U, so once not hopeless a job stays so in this call.
+        failures = 0
         while True:
             got = self.try_place(job, method, servers)
             if got is not None:
-                return self._commit(job, method, *got)
-            if not hopeful:
-                if self._hopeless(job, servers):
-                    return None
-                hopeful = True
+                pick, rho, n_servers = got
+                self._commit(job, method, pick, rho, n_servers)
+                return True
+            failures += 1
+            if failures == _WAITS_UNTESTED + 1 and self._hopeless(job, servers):
+                return False
             if not self.advance():
-                return None
+                return False
 
-    def _commit(self, job: int, method: str, pick: np.ndarray, rho: float, n_servers: int) -> PlanEntry:
+    def _commit(self, job: int, method: str, pick: np.ndarray | list[int], rho: float, n_servers: int) -> None:
         start = self.clock
         end = start + rho  # T_j = planned start + ρ̂_j (Alg. 2 line 5, Alg. 3 line 8)
-        gpus = pick.tolist()
+        gpus: list[int] = pick if isinstance(pick, list) else pick.tolist()
         step = rho / self.ctx.u
-        self.busy[pick] = end
-        self.load[pick] += step  # Alg. 2 line 6, Alg. 3 line 9
+        if self._busy is not None:
+            self._busy[gpus] = end
+        if self._load_stale is None:
+            self._load[gpus] += step  # Alg. 2 line 6, Alg. 3 line 9
+        else:
+            self._load_stale.extend(gpus)  # (the list is updated below)
         server_of = self.ctx.server_of
         if n_servers > 1:
             servers = tuple(sorted({server_of[g] for g in gpus}))
@@ -761,36 +879,46 @@ class Trial:
             servers = (server_of[gpus[0]],)
         self._push(end, servers)
         if self.fast:
-            idle, load, flag = self.idle_sorted, self.load_list, self.idle_flag
+            idle = self.idle_sorted
+            load: list[float] = self.load_list
+            flag: list[bool] = self.idle_flag
             if idle is not None:
                 head = len(gpus)
                 if [gpu for _, gpu in idle[:head]] == gpus:  # FA-FFP and LS pick the head of the idle list
                     del idle[:head]
                 else:
                     for g in gpus:
-                        del idle[bisect.bisect_left(idle, (load[g], g))]
+                        del idle[bisect_left(idle, (load[g], g))]
+            busy = self.busy_list
             for g in gpus:
-                load[g] += step  # the same float64 addition as the array's
+                load[g] += step  # Alg. 2 line 6, Alg. 3 line 9 (the same float64 addition as an array's)
+                busy[g] = end
                 flag[g] = False
                 if self.fast_ff:
-                    del self.idle_ids[bisect.bisect_left(self.idle_ids, g)]
+                    del self.idle_ids[bisect_left(self.idle_ids, g)]
             self.stale_servers.update(servers)
-            heapq.heappush(self.gpu_heap, (end, tuple(gpus)))
-        entry = PlanEntry(job, tuple(sorted(gpus)), start, end, rho, method, n_servers)
-        self.entries.append(entry)
+            heappush(self.gpu_heap, (end, tuple(gpus)))
+        self._planned.append((job, tuple(sorted(gpus)), start, end, rho, method, n_servers))
         self.makespan = max(self.makespan, end)
-        return entry
 
-    def fork(self, kappa: int, prune_at: float) -> Trial:
-        """A copy of this trial's state (planned so far) that continues with its own κ and prune bound."""
-        other = object.__new__(Trial)
-        other.__dict__.update(self.__dict__)
-        other.busy = self.busy.copy()
-        other.load = self.load.copy()
+    def fork(self, kappa: float, prune_at: float) -> Trial:
+        """A copy of this trial's state (planned so far) that continues with its own κ and prune bound.
+
+        Field by field (the compiled build's classes have no ``__dict__`` to copy): the constants are
+        shared, every container is copied."""
+        other = type(self)(self.ctx, self.theta, self.kind, kappa, self.lam, self.initial, prune_at, self.rng, self.options,
+                      blank=True)
+        other.clock, other._seq, other.makespan = self.clock, self._seq, self.makespan
+        other.pruned, other.failed, other.next_index = self.pruned, self.failed, self.next_index
+        other.x_passed, other.x_failed = self.x_passed, self.x_failed
+        other._busy = None if self._busy is None else self._busy.copy()
+        other._load = self.load.copy()
+        other._load_stale = None if self._load_stale is None else []
         other.split_active = list(self.split_active)
         other.heap = list(self.heap)
         if self.fast:
             other.load_list = list(self.load_list)
+            other.busy_list = list(self.busy_list)
             other.idle_flag = list(self.idle_flag)
             other.server_mean = list(self.server_mean)
             other.server_order = list(self.server_order)
@@ -798,9 +926,7 @@ class Trial:
             other.idle_sorted = None if self.idle_sorted is None else list(self.idle_sorted)
             other.idle_ids = list(self.idle_ids)
             other.gpu_heap = list(self.gpu_heap)
-        other.entries = list(self.entries)
-        other.kappa = kappa
-        other.prune_at = prune_at
+        other._planned = list(self._planned)
         return other
 
     def run(self, jobs_sorted: Sequence[int], stop: int | None = None) -> bool:
@@ -810,7 +936,7 @@ class Trial:
         """
         end = len(jobs_sorted) if stop is None else stop
         for i in range(self.next_index, end):
-            if self.place(jobs_sorted[i]) is None:
+            if not self._place(jobs_sorted[i]):
                 self.failed = True
                 self.next_index = i
                 return False  # line 14–15: y_j = ∅ → break (this κ is infeasible)
@@ -839,6 +965,12 @@ class Trial:
         self.prune_at = prune_at
         self.pruned = False
         return self.run(jobs_sorted)
+
+
+#: The classes this module's functions build: the build switch at the end of the plain module rebinds the
+#: public ``Trial`` and ``PlanContext`` to the compiled build, and these keep each build's own.
+_TRIAL = Trial
+_CONTEXT = PlanContext
 
 
 def bisect_theta(
@@ -947,7 +1079,7 @@ def plan(
     rows = list(range(workload.num_jobs)) if jobs is None else [int(j) for j in jobs]
     bounds = bounds if bounds is not None else estimate_bounds(cluster, workload, model, bound, rows)
     initial = initial if initial is not None else InitialState.empty(cluster)
-    ctx = context if context is not None else PlanContext(cluster, workload, bound, bounds)
+    ctx = context if context is not None else _CONTEXT(cluster, workload, bound, bounds)
     rng = rng if rng is not None else np.random.default_rng(0)
     # Alg. 1 line 3: jobs by G_j non-decreasing (stable: ties keep workload order); or workload order.
     jobs_sorted = sorted(rows, key=lambda j: ctx.gpus[j]) if options.job_order == "sjf" else list(rows)
@@ -996,7 +1128,7 @@ def plan(
                 elif share:
                     # Class κ places jobs before switch[index] exactly as the all-FA-FFP spine does.
                     if spine is None:
-                        spine = Trial(ctx, theta, kind, math.inf, lam, initial, rng=rng, options=options)  # type: ignore[arg-type]
+                        spine = _TRIAL(ctx, theta, kind, math.inf, lam, initial, rng=rng, options=options)
                     stop = switch[index]
                     if not spine.failed and spine.next_index < stop:
                         spine.run(jobs_sorted, stop)
@@ -1009,7 +1141,7 @@ def plan(
                         done = trial.run(jobs_sorted)
                     cache[index] = [trial, *cache[index][: _TRIAL_CACHE - 1]]
                 else:
-                    trial = Trial(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
+                    trial = _TRIAL(ctx, theta, kind, kappa, lam, initial, prune_at=best_m, rng=rng, options=options)
                     done = trial.run(jobs_sorted)
                     if reusable:
                         cache[index] = [trial, *cache[index][: _TRIAL_CACHE - 1]]
@@ -1037,7 +1169,7 @@ def plan(
     if chosen is None:
         return PlanResult(kind, [], math.inf, None, None, None, (), lam, float(horizon_t), doublings, 0.0, bounds,
                           trials, history, time.perf_counter() - t0, clock0)
-    trial, kappa, members = chosen  # type: ignore[misc]
+    trial, kappa, members = cast(tuple[Trial, int, tuple[int, ...]], chosen)
     return PlanResult(
         kind=kind,
         entries=list(trial.entries),
@@ -1074,5 +1206,37 @@ def make_trial(
     """A single (θ_u, κ, λ) :class:`Trial` on a given start state (for inspection and tests)."""
     bound = model.bind(cluster, workload)
     bounds = estimate_bounds(cluster, workload, model, bound)
-    ctx = PlanContext(cluster, workload, bound, bounds)
-    return Trial(ctx, theta, kind, kappa, lam, initial or InitialState.empty(cluster), rng=rng, options=options)
+    ctx = _CONTEXT(cluster, workload, bound, bounds)
+    return _TRIAL(ctx, theta, kind, kappa, lam, initial or InitialState.empty(cluster), rng=rng, options=options)
+
+
+# <pure-only> (the build switch: the compiled build of this very file, while its stamp matches)
+#: The planner as plain Python, whichever build :data:`Trial` and :func:`plan` name.
+PurePythonTrial = Trial
+PurePythonPlanContext = PlanContext
+pure_python_plan = plan
+
+
+def _native_module() -> Any:
+    """The compiled build of this very source (:mod:`ddl_gym.sim.native`), if in use; else None."""
+    from ddl_gym.sim.native import compiled_module
+
+    return compiled_module(__file__)
+
+
+#: ``"native"`` (the compiled build, ``scripts/build_native.py``) or ``"python"``: which build the
+#: planner's :class:`PlanContext`, :class:`Trial` and functions are.
+BUILD = "python"
+_NATIVE = _native_module()
+if _NATIVE is not None:
+    PlanContext = _NATIVE.PlanContext  # type: ignore[misc]
+    Trial = _NATIVE.Trial  # type: ignore[misc]
+    estimate_bounds = _NATIVE.estimate_bounds
+    bisect_theta = _NATIVE.bisect_theta
+    kappa_classes = _NATIVE.kappa_classes
+    plan = _NATIVE.plan
+    make_trial = _NATIVE.make_trial
+    BUILD = "native"
+    PurePythonTrial.__qualname__ = "PurePythonTrial"  # the names pickle finds them under now
+    PurePythonPlanContext.__qualname__ = "PurePythonPlanContext"
+# </pure-only>

@@ -47,10 +47,11 @@ class Target:
     anchor: str = ""  # the import line after which shared classes and mypyc_attr are imported (if any)
     subclassable: tuple[str, ...] = ()  # classes interpreted code may subclass
     package: str = "sim"  # the subpackage of ddl_gym the module is in
+    directory: str = ""  # its folder relative to the repository root, where not ddl_gym/<package>
 
     @property
     def folder(self) -> Path:
-        return PACKAGE / self.package
+        return REPO_ROOT / self.directory if self.directory else PACKAGE / self.package
 
     @property
     def source(self) -> Path:
@@ -70,6 +71,9 @@ TARGETS: dict[str, Target] = {
                      ("Simulator",)),
     "tasklevel": Target("task-level engine", "tasklevel", 2, "from ddl_gym.sim.perf import AllReduceContentionModel\n"),
     "envcore": Target("env core", "core", 0, package="envs"),
+    "sjfbco": Target("SJF-BCO planner", "sjf_bco_plan", 1,
+                     "from ddl_gym.sim.perf import BoundModel, PerformanceModel, RARContentionModel\n",
+                     package="baselines", directory="baselines"),
 }
 
 

@@ -114,6 +114,30 @@ def test_time_integrals_equal_total_jct_and_busy_gpu_seconds():
     assert sim.busy_gpu_area == pytest.approx(busy, rel=1e-12)
 
 
+def test_finished_since_lists_the_jobs_that_ended_in_completion_order():
+    rng = np.random.default_rng(4)
+    wl = make_workload(rng.choice([1, 2, 4], 30).tolist(), rng.integers(20, 400, 30).tolist(),
+                       np.sort(rng.uniform(0, 30, 30)).tolist())
+    sim = Simulator(make_cluster(3, 4), wl, RAR, debug=True)
+    policy = ClassicPolicy("fifo", "spread")
+    policy.reset(sim, rng)
+    seen, order = 0, []
+    while not sim.done:
+        policy.schedule(sim)
+        sim.advance()
+        ended = sim.finished_since(seen)
+        assert len(ended) == sim.num_finished - seen and all(sim.state[j] == DONE for j in ended)
+        assert all(sim.finish_time[j] == sim.now for j in ended)  # each ended at this event
+        seen = sim.num_finished
+        order += ended
+    assert sorted(order) == list(range(30))
+    finish = [sim.finish_time[j] for j in order]
+    assert finish == sorted(finish)  # completion order
+    assert sim.finished_since(0) == order and sim.finished_since(30) == []
+    twin = sim.fork()
+    assert twin.finished_since(25) == order[25:]
+
+
 def test_fork_is_exact_and_independent():
     rng = np.random.default_rng(1)
     wl = make_workload(rng.choice([1, 2, 4], 20).tolist(), rng.integers(20, 200, 20).tolist(),

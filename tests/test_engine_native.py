@@ -24,6 +24,7 @@ import pytest
 
 import ddl_gym.sim as sim_package
 from ddl_gym.baselines import make_policy
+from ddl_gym.baselines import sjf_bco_plan
 from ddl_gym.envs import core as env_core
 from ddl_gym.sim import engine, tasklevel
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
@@ -67,6 +68,7 @@ _SWITCHES = {
     "engine": (lambda: engine.__file__, lambda fake: fake, lambda: engine._native_module()),
     "tasklevel": (lambda: tasklevel.__file__, lambda fake: fake.TaskLevelSimulator, lambda: tasklevel._native_simulator()),
     "core": (lambda: env_core.__file__, lambda fake: fake, lambda: env_core._native_module()),
+    "sjf_bco_plan": (lambda: sjf_bco_plan.__file__, lambda fake: fake, lambda: sjf_bco_plan._native_module()),
 }
 _PACKAGES = {target.module: target.package for target in build_script().TARGETS.values()}
 
@@ -116,6 +118,13 @@ def test_build_flag_names_the_classes_in_use() -> None:
     else:
         assert env_core.BUILD == "python" and env_core.DecisionCore is env_core.PurePythonDecisionCore
         assert env_core.PortableLayout is env_core.PurePythonPortableLayout
+    if sjf_bco_plan.BUILD == "native":
+        assert sjf_bco_plan.Trial is not sjf_bco_plan.PurePythonTrial
+        assert sjf_bco_plan.plan is not sjf_bco_plan.pure_python_plan
+        assert sjf_bco_plan.Trial.__module__.endswith("_sjf_bco_plan_native")
+    else:
+        assert sjf_bco_plan.BUILD == "python" and sjf_bco_plan.Trial is sjf_bco_plan.PurePythonTrial
+        assert sjf_bco_plan.plan is sjf_bco_plan.pure_python_plan
 
 
 def _world() -> tuple[ClusterSpec, Workload]:

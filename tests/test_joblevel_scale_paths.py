@@ -189,8 +189,12 @@ class FullRerateSimulator(Simulator):
     at p recomputed from scratch over each neighbour's servers."""
 
     def _every_neighbour(self, servers):
+        # The engine's protocol: the jobs to re-rate, with their new p left in the _new_p scratch.
         count = self.split_count_list()
-        return {i: max(count[s] for s in self.servers[i]) for i in self._neighbours(servers)}
+        jobs = list(self._neighbours(servers))
+        for i in jobs:
+            self._new_p[i] = max(count[s] for s in self.servers[i])
+        return jobs
 
     def _raised_neighbours(self, servers):
         return self._every_neighbour(servers)

@@ -207,7 +207,14 @@ class Simulator:
         self._heap_limit = _HEAP_SLACK
         # τ(job, servers, p) of recent re-rates: a split job's p goes up and down among a few values
         # while it runs. Bounded (cleared when full); τ is a pure function of the key, so forks share it.
-        self._tau_memo: dict[tuple[int, int, int], float] = {}
+        # Keyed by one int, ``(job · (servers + 1) + n_servers) · (max GPUs per server + 1) + p``: p (split
+        # jobs on a server) never exceeds that server's GPUs; an int hashes and compares in C.
+        self._tau_memo: dict[int, float] = {}
+        self._memo_servers: int = cluster.num_servers + 1
+        self._memo_p: int = int(max(cluster.gpus_per_server, default=0)) + 1
+        # Scratch of a re-rate: the new p of each job being re-rated, -1 for every other job (restored by
+        # _rerate_to). A list indexed by job, not a dict built per re-rate (8 B a job).
+        self._new_p: list[int] = [-1] * n
         self._wakeups: list[float] = []
         self._seq = 0
         self._next_arrival = 0
@@ -233,6 +240,7 @@ class Simulator:
         self._banked_resource_s: dict[int, np.ndarray] = {}  # resource-seconds of earlier holdings
         self._banked_busy_gpu_s: dict[int, float] = {}  # compute GPU-seconds (contention-free models)
         self._last_amounts: dict[int, np.ndarray] = {}  # non-GPU amounts of a job's last holding (records)
+        self._finish_order = array("i")  # finished jobs in completion order (see finished_since; 4 B a job)
         self._admit_arrivals()
 
     # ------------------------------------------------------------------ queries
@@ -249,6 +257,12 @@ class Simulator:
     @property
     def jobs_in_system(self) -> int:
         return self.num_arrived - self.num_finished - self.num_rejected
+
+    def finished_since(self, count: int) -> list[int]:
+        """The jobs that finished after the first ``count`` to finish, in completion order (so a policy
+        that remembers ``num_finished`` learns which jobs ended, and which GPUs they freed, without
+        scanning the cluster)."""
+        return self._finish_order[count:].tolist()
 
     @property
     def rate_changes(self) -> int:
@@ -852,26 +866,32 @@ class Simulator:
     # they have, a no-op, so the set, its order and every rate (and heap sequence number) are those of
     # re-rating all neighbours. Jobs with non-GPU holdings break the invariant (their p also counts
     # servers where they hold no GPU) and take the full re-rate.
-    def _raised_neighbours(self, servers: tuple[int, ...]) -> dict[int, int]:
-        """Split jobs on ``servers`` whose p rises, with their new p (the job just started included)."""
-        contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
-        changed: dict[int, int] = {}
+    def _raised_neighbours(self, servers: tuple[int, ...]) -> list[int]:
+        """Split jobs on ``servers`` whose p rises (the job just started included), their new p left in
+        ``_new_p`` for :meth:`_rerate_to`."""
+        contention, split_jobs, count, new_p = self.contention, self._split_jobs, self._split_list, self._new_p
+        changed: list[int] = []
         for s in servers:
-            c = count[s]
+            c = count[s]  # >= 1: the job just started is counted here
             for i in split_jobs[s]:
-                if contention[i] < c and changed.get(i, 0) < c:  # also the job just started (p = 0, τ = inf)
-                    changed[i] = c
+                p = new_p[i]  # -1 while i is not in ``changed``
+                if contention[i] < c and p < c:  # also the job just started (p = 0, τ = inf)
+                    if p < 0:
+                        changed.append(i)
+                    new_p[i] = c
         return changed
 
-    def _lowered_neighbours(self, servers: tuple[int, ...]) -> dict[int, int]:
-        """Split jobs on ``servers`` whose p may fall, with their p recomputed over all their servers."""
-        contention, split_jobs, count = self.contention, self._split_jobs, self._split_list
-        changed: dict[int, int] = {}
+    def _lowered_neighbours(self, servers: tuple[int, ...]) -> list[int]:
+        """Split jobs on ``servers`` whose p may fall, their p recomputed over all their servers and left in
+        ``_new_p`` for :meth:`_rerate_to`."""
+        contention, split_jobs, count, new_p = self.contention, self._split_jobs, self._split_list, self._new_p
+        changed: list[int] = []
         for s in servers:
             c = count[s] + 1  # before the job left
             for i in split_jobs[s]:
-                if contention[i] == c and i not in changed:
-                    changed[i] = self._max_split_count(i)
+                if contention[i] == c and new_p[i] < 0:
+                    new_p[i] = self._max_split_count(i)
+                    changed.append(i)
         return changed
 
     def _max_split_count(self, job: int) -> int:
@@ -887,27 +907,38 @@ class Simulator:
 
     def _rerate(self, jobs: set[int]) -> None:
         """Re-rate ``jobs`` at p = the largest split count over their servers."""
-        self._rerate_to({i: self._max_split_count(i) for i in jobs})
+        new_p = self._new_p
+        for i in jobs:
+            new_p[i] = self._max_split_count(i)
+        self._rerate_to(list(jobs))
 
-    def _rerate_to(self, new_p: dict[int, int]) -> None:
-        """Give each job of ``new_p`` its p there, and a new rate where p changed (or it has none yet)."""
-        contention, tau, job_servers, memo = self.contention, self.tau, self.servers, self._tau_memo
+    def _rerate_to(self, changed: list[int]) -> None:
+        """Give each job of ``changed`` its p in ``_new_p`` (then reset there), and a new rate where p
+        changed (or it has none yet)."""
+        contention, tau, job_servers, memo, new_p = self.contention, self.tau, self.servers, self._tau_memo, self._new_p
+        memo_servers: int = self._memo_servers
+        memo_p: int = self._memo_p
         jobs: list[int] = []
         rates: list[float] = []
-        for i in sorted(new_p):  # sorted: deterministic heap sequence numbers
+        changed.sort()  # ascending job ids: deterministic heap sequence numbers
+        for i in changed:
             p = new_p[i]
+            new_p[i] = -1
             old = contention[i]
             if p != old or tau[i] == math.inf:
                 if not old:
                     self.contended_jobs += 1
                 self.contention_sum += p - old
                 contention[i] = p
-                key = (i, len(job_servers[i]), p)
-                rate = memo.get(key)
+                n_servers = len(job_servers[i])
+                key = (i * memo_servers + n_servers) * memo_p + p if p < memo_p else -1
+                rate = memo.get(key) if key >= 0 else None
                 if rate is None:
-                    if len(memo) >= _TAU_MEMO_SIZE:
-                        memo.clear()
-                    rate = memo[key] = self.bound.iteration_time(*key)
+                    rate = self.bound.iteration_time(i, n_servers, p)
+                    if key >= 0:
+                        if len(memo) >= _TAU_MEMO_SIZE:
+                            memo.clear()
+                        memo[key] = rate
                 jobs.append(i)
                 rates.append(rate)
         self._set_rates(jobs, rates)
@@ -919,30 +950,35 @@ class Simulator:
         """From now on ``jobs[k]`` runs at ``taus[k]`` s/iteration: bank progress, push its new completion
         (in this order: it gives the heap sequence numbers). One rate depends on no other job's."""
         now: float = self.now
+        now_value: Any = self.now  # boxed once: the column stores below take it as it is
         remaining, last, tau_of, version, heap = self.remaining, self._last, self.tau, self._version, self._heap
         timeline = self.timeline
         seq = self._seq
         push = heapq.heappush
         # Typed float locals: the compiled build does this arithmetic on C doubles (the same IEEE
-        # operations in the same order), not through generic number calls on the columns' items.
+        # operations in the same order), not through generic number calls on the columns' items. The
+        # array('d') columns are indexed through the lists' own objects (``job_key``, ``tau_value``).
         for k in range(len(jobs)):
-            job = jobs[k]
+            job: int = jobs[k]
+            job_key: Any = jobs[k]
             tau: float = taus[k]
-            old: float = tau_of[job]
-            left: float = remaining[job]
+            tau_value: Any = taus[k]
+            old: float = tau_of[job_key]
+            left: float = remaining[job_key]
             if old != math.inf:
-                left = left - (now - last[job]) / old
+                last_banked: float = last[job_key]
+                left = left - (now - last_banked) / old
                 if not left > 0.0:
                     left = 0.0
-                remaining[job] = left
-            last[job] = now
-            tau_of[job] = tau
+                remaining[job_key] = left
+            last[job_key] = now_value
+            tau_of[job_key] = tau_value
             v = version[job] + 1
             version[job] = v
             seq += 1
-            push(heap, (now + left * tau, seq, job, v))
+            push(heap, (now + left * tau, seq, job_key, v))
             if timeline is not None:
-                timeline.append((now, job, tau))
+                timeline.append((now_value, job_key, tau_value))
         self._seq = seq
         if len(heap) > self._heap_limit:
             self._compact_heap()
@@ -991,6 +1027,7 @@ class Simulator:
         self._last[job] = self.now
         self.finish_time[job] = self.now
         self.num_finished += 1
+        self._finish_order.append(job)
         self._weight_in_system -= self._weight[job]
         if self.timeline is not None:
             self.timeline.append((self.now, job, math.inf))
@@ -1086,6 +1123,8 @@ class Simulator:
             raise InvariantError("arrived jobs are not all accounted for (queued + running + done + rejected)")
         if self.num_queued != len(self.queue):
             raise InvariantError(f"queued-job counter {self.num_queued} disagrees with the queue ({len(self.queue)} jobs)")
+        if len(self._finish_order) != self.num_finished or any(self.state[j] != DONE for j in self._finish_order[-8:]):
+            raise InvariantError("the completion order log disagrees with the finished jobs")
 
     def result(self, policy: str = "") -> SimResult:
         """Per-job records of the run so far (unfinished jobs have NaN finish)."""
@@ -1185,11 +1224,11 @@ _COMPILED = hasattr(Simulator, "__mypyc_attrs__")
 _WORK_BATCH = 1024
 
 # ---------------------------------------------------------------------------- Simulator.fork plans
-#: Attributes every fork shares: immutable, read-only after construction, or (``_nominal_tau``, ``_tau_memo``)
-#: caches of pure functions that every fork may fill.
+#: Attributes every fork shares: immutable, read-only after construction, (``_nominal_tau``, ``_tau_memo``)
+#: caches of pure functions that every fork may fill, or (``_new_p``) scratch that is all -1 between calls.
 _FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
                           "server_gpus", "_arrival", "_gpus", "_iterations", "_weight",
-                          "_nominal_tau", "_tau_memo"})
+                          "_nominal_tau", "_tau_memo", "_new_p"})
 #: Per attribute layout (the tuple of attribute names): the (name, copier) pairs of the mutable ones.
 _FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
 
