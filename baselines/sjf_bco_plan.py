@@ -350,16 +350,25 @@ def estimate_bounds(
     # §5.1: "the largest number of k_j is max_s O_s", i.e. B_min = b_e / f(α, max_s O_s). Our RAR
     # model computes k = ξ1·p, so the worst case is reached at p = max_s O_s / ξ1.
     p_up = max_o / model.xi1 if isinstance(model, RARContentionModel) else max_o
-    tau_low = np.empty(n)
-    tau_up = np.empty(n)
-    for j in range(n):
-        g = int(workload.gpus[j])
-        tau_low[j] = bound.iteration_time(j, 1, 0)
-        n_up = min(g, cluster.num_servers)
-        if n_up <= 1:
-            tau_up[j] = tau_low[j]
-        else:
-            tau_up[j] = max(tau_low[j], bound.iteration_time(j, n_up, p_up))  # type: ignore[arg-type]
+    if float(p_up).is_integer():
+        # Every job at once: a bound model's iteration_times is its iteration_time bit for bit (a
+        # contention count must be an integer there, hence the scalar loop below otherwise).
+        every = np.arange(n)
+        n_up = np.minimum(workload.gpus.astype(np.int64), cluster.num_servers)
+        tau_low = np.asarray(bound.iteration_times(every, np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64)),
+                             dtype=np.float64)
+        worst = np.asarray(bound.iteration_times(every, n_up, np.full(n, int(p_up), dtype=np.int64)), dtype=np.float64)
+        tau_up = np.where(n_up <= 1, tau_low, np.maximum(tau_low, worst))
+    else:
+        tau_low = np.empty(n)
+        tau_up = np.empty(n)
+        for j in range(n):
+            tau_low[j] = bound.iteration_time(j, 1, 0)
+            servers_up = min(int(workload.gpus[j]), cluster.num_servers)
+            if servers_up <= 1:
+                tau_up[j] = tau_low[j]
+            else:
+                tau_up[j] = max(tau_low[j], bound.iteration_time(j, servers_up, p_up))  # type: ignore[arg-type]
     rows = np.arange(n) if jobs is None else np.asarray(list(jobs), dtype=np.int64)
     if rows.size == 0:
         return EstimateBounds(tau_low, tau_up, 1.0, 1.0, 1.0, 0)
@@ -373,7 +382,14 @@ class PlanContext:
     """Per-planning constants shared by every trial (a re-planning policy keeps one for all its plans:
     they depend only on the world and the §5.1 bounds, and it carries the eq. (8) memo along)."""
 
-    def __init__(self, cluster: ClusterSpec, workload: Workload, bound: BoundModel, bounds: EstimateBounds) -> None:
+    def __init__(self, cluster: ClusterSpec | None = None, workload: Workload | None = None,
+                 bound: BoundModel | None = None, bounds: EstimateBounds | None = None) -> None:
+        if cluster is None or workload is None or bound is None or bounds is None:
+            # An empty shell: the compiled build's classes are unpickled by calling the class with no
+            # arguments, then given their attributes (a policy that has planned keeps a context).
+            if not (cluster is None and workload is None and bound is None and bounds is None):
+                raise ConfigError("PlanContext needs the cluster, workload, bound model and bounds (or none of them)")
+            return
         self.cluster = cluster
         self.bound = bound
         self.gpu_server = cluster.gpu_server()
@@ -791,19 +807,22 @@ class Trial:
         flag: list[bool] = self.idle_flag
         first: list[int] = ctx.server_first_list
         capacity: list[int] = ctx.capacity_list
-        candidates: list[tuple[float, int, int]] = []
+        ids: list[int] = []
+        loads: list[float] = []
         for rank in range(len(servers)):
             s = servers[rank]
             for gpu in range(first[s], first[s] + capacity[s]):
                 if flag[gpu]:
-                    candidates.append((load[gpu], rank, gpu))
-        if len(candidates) < g:
+                    ids.append(gpu)
+                    loads.append(load[gpu])
+        if len(ids) < g:
             return None
-        candidates.sort()
-        head = candidates[:g]
-        pick = [gpu for _, _, gpu in head]
+        # Collected in (server rank, index) order, so a stable sort by U alone gives the (U, rank,
+        # index) order, without a tuple per GPU.
+        order = sorted(range(len(ids)), key=loads.__getitem__)
+        pick = [ids[i] for i in order[:g]]
         rho, n_servers = self.rho_hat(job, pick)
-        if self._within(head[-1][0] + rho / ctx.u):
+        if self._within(loads[order[g - 1]] + rho / ctx.u):
             return pick, rho, n_servers
         return None
 

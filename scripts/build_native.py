@@ -5,10 +5,11 @@ extra of ``pyproject.toml``). For each target it writes a copy of its source as 
 — the job-level engine ``ddl_gym/sim/engine.py`` as ``ddl_gym.sim._engine_native``, the Ada-SRSF
 task-level engine ``ddl_gym/sim/tasklevel.py`` as ``ddl_gym.sim._tasklevel_native``, the env core
 ``ddl_gym/envs/core.py`` (decision window, masks, portable observation of ``DDLCluster-v0``) as
-``ddl_gym.envs._core_native`` — the same code, except that:
+``ddl_gym.envs._core_native``, the SJF-BCO planner ``baselines/sjf_bco_plan.py`` (installed as
+``ddl_gym.baselines``) as ``ddl_gym.baselines._sjf_bco_plan_native`` — the same code, except that:
 
-* the ``# <shared>`` blocks (exception and record classes) are imported from the plain module, so
-  both builds raise and report with the same classes;
+* the ``# <shared>`` blocks (exception and record classes, the planner's plan records) are imported
+  from the plain module, so both builds raise and report with the same classes;
 * the ``# <pure-only>`` block (the build switch) is left out;
 * the job-level ``Simulator`` is marked ``allow_interpreted_subclasses`` (the harness and tests
   subclass it);
@@ -17,7 +18,7 @@ stamped with the sha256 of the source, compiles it with mypyc and puts the exten
 source. The plain module then uses it while the stamp matches (an edit falls back to plain Python
 until rebuilt; ``DDL_GYM_PURE_PYTHON=1`` disables both). mypyc keeps Python's integer and float
 semantics, so results are bit-identical (the golden tests run both builds). ``--clean`` removes the
-extensions; ``--only engine|tasklevel|envcore`` builds one.
+extensions; ``--only engine|tasklevel|envcore|sjfbco`` builds one.
 """
 
 from __future__ import annotations

@@ -85,3 +85,38 @@ def test_compiled_trial_forks_and_reports_like_the_plain_one() -> None:
             assert fork.run(jobs)
         built.append([(fork.makespan, fork.load.tolist(), fork.busy.tolist(), fork.entries) for fork in forks])
     assert built[0] == built[1]
+
+
+@pytest.mark.parametrize("world", ["offline", "allreduce"])
+def test_estimate_bounds_at_once_equals_the_per_job_loop(world: str) -> None:
+    from ddl_gym.sim.perf import AllReduceContentionModel
+
+    cluster, workload, model = offline_world(400, seed=2)
+    if world == "allreduce":
+        model = AllReduceContentionModel()
+    bound = model.bind(cluster, workload)
+    bounds = sjf_bco_plan.estimate_bounds(cluster, workload, model, bound)
+    p_up = cluster.max_server_gpus / getattr(model, "xi1", 1.0)
+    assert float(p_up).is_integer()  # so the vectorised path ran
+    for j in range(workload.num_jobs):
+        low = bound.iteration_time(j, 1, 0)
+        servers_up = min(int(workload.gpus[j]), cluster.num_servers)
+        up = low if servers_up <= 1 else max(low, bound.iteration_time(j, servers_up, int(p_up)))
+        assert bounds.tau_low[j] == low and bounds.tau_up[j] == up
+
+
+def test_a_policy_that_has_planned_pickles_and_runs_on() -> None:
+    import pickle
+
+    from ddl_gym.baselines import make_policy
+    from ddl_gym.sim import Simulator, run_policy
+
+    cluster, workload, model = offline_world(120, seed=4)
+    policy = make_policy("sjf-bco")
+    first = run_policy(Simulator(cluster, workload, model), policy, np.random.default_rng(0))
+    copy = pickle.loads(pickle.dumps(policy))  # keeps its PlanContext (compiled or plain)
+    assert type(copy._context) is type(policy._context) and copy._context.u == policy._context.u
+    again = run_policy(Simulator(cluster, workload, model), copy, np.random.default_rng(0))
+    np.testing.assert_array_equal(first.finish, again.finish)
+    with pytest.raises(Exception, match="PlanContext needs"):
+        sjf_bco_plan.PlanContext(cluster)

@@ -1,7 +1,7 @@
 """The build switch of the optional compiled modules (``scripts/build_native.py``).
 
-``python scripts/build_native.py`` compiles ``ddl_gym/sim/engine.py``, ``ddl_gym/sim/tasklevel.py``
-and ``ddl_gym/envs/core.py`` themselves with mypyc (same code, same integer and float arithmetic:
+``python scripts/build_native.py`` compiles ``ddl_gym/sim/engine.py``, ``ddl_gym/sim/tasklevel.py``,
+``ddl_gym/envs/core.py`` and ``baselines/sjf_bco_plan.py`` themselves with mypyc (same code, same integer and float arithmetic:
 results are bit-identical, the golden tests check both builds) into ``_<module>_native*.so`` beside
 each source, each stamped with the sha256 of its source. A build is used only while its stamp
 matches, so an edit falls back to plain Python until it is rebuilt; ``DDL_GYM_PURE_PYTHON=1``
@@ -17,9 +17,9 @@ from types import ModuleType
 
 
 def compiled_module(source_file: str) -> ModuleType | None:
-    """The compiled build of the module at ``source_file`` (``ddl_gym/<package>/<m>.py`` →
-    ``ddl_gym.<package>._<m>_native``) if it is built, its stamp matches the source and it is not
-    disabled; else None."""
+    """The compiled build of the module at ``source_file`` (``<folder>/<m>.py`` →
+    ``ddl_gym.<folder>._<m>_native``, the folder being the subpackage's: ``baselines/`` is installed as
+    ``ddl_gym.baselines``) if it is built, its stamp matches the source and it is not disabled; else None."""
     if os.environ.get("DDL_GYM_PURE_PYTHON", "") not in ("", "0"):
         return None
     stem = os.path.splitext(os.path.basename(source_file))[0]
