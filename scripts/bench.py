@@ -435,8 +435,12 @@ def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
     """All figures as a dict (see the module docstring); ``sections`` picks the parts to run."""
     from bench_engine_compare import engine_build
 
+    from bench_engine_compare import build_label
+    from ddl_gym.baselines import sjf_bco_plan
+
     report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine(),
-                              "sections": list(sections), "engine_build": engine_build()}
+                              "sections": list(sections), "engine_build": engine_build(),
+                              "planner_build": build_label(sjf_bco_plan.BUILD)}
     if "engine" in sections:
         report.update(_run_engine(quick, load, saturated_load))
     if "families" in sections:
@@ -478,7 +482,9 @@ def format_report(report: dict[str, Any]) -> str:
     """Markdown tables of :func:`run`'s figures."""
     lines = [f"# ddl-gym benchmark{' (quick)' if report['quick'] else ''}", "",
              f"Python {report['python']} on {report['machine']}; job-level engine: "
-             f"{report.get('engine_build', 'plain Python')}."]
+             f"{report.get('engine_build', 'plain Python')}"
+             + (f"; SJF-BCO planner: {report['planner_build']}." if "paper" in report and "planner_build" in report
+                else ".")]
     if "synthetic" in report:
         lines += ["", *_format_engine(report)]
     if "families" in report:

@@ -39,3 +39,10 @@ def test_without_a_reference_no_verdict_is_given() -> None:
     lines = bench._format_paper_goal([_world("w", [30_000.0])], "skipped: no reference tree")
     assert not any(line.startswith("| w |") for line in lines)
     assert "skipped: no reference tree" in lines[0]
+
+
+def test_the_header_names_the_planner_build_with_the_paper_section(monkeypatch) -> None:
+    monkeypatch.setattr(bench, "_format_paper", lambda paper, reference: [])
+    base = {"quick": False, "python": "3.11", "machine": "x86_64", "engine_build": "E", "planner_build": "P"}
+    assert "job-level engine: E; SJF-BCO planner: P." in bench.format_report({**base, "paper": {}})
+    assert "SJF-BCO planner" not in bench.format_report(base)  # only the paper section runs the planner
