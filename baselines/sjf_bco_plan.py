@@ -1230,31 +1230,18 @@ def make_trial(
 
 
 # <pure-only> (the build switch: the compiled build of this very file, while its stamp matches)
-#: The planner as plain Python, whichever build :data:`Trial` and :func:`plan` name.
-PurePythonTrial = Trial
-PurePythonPlanContext = PlanContext
-pure_python_plan = plan
+from ddl_gym.sim.native import compiled_module  # noqa: E402  (ddl_gym.sim.native: the stamp check)
 
-
-def _native_module() -> Any:
-    """The compiled build of this very source (:mod:`ddl_gym.sim.native`), if in use; else None."""
-    from ddl_gym.sim.native import compiled_module
-
-    return compiled_module(__file__)
-
-
+#: The planner as plain Python, whichever build the public names are.
+PurePythonTrial, PurePythonPlanContext, pure_python_plan = Trial, PlanContext, plan
 #: ``"native"`` (the compiled build, ``scripts/build_native.py``) or ``"python"``: which build the
 #: planner's :class:`PlanContext`, :class:`Trial` and functions are.
 BUILD = "python"
-_NATIVE = _native_module()
+_NATIVE = compiled_module(__file__)
 if _NATIVE is not None:
-    PlanContext = _NATIVE.PlanContext  # type: ignore[misc]
-    Trial = _NATIVE.Trial  # type: ignore[misc]
-    estimate_bounds = _NATIVE.estimate_bounds
-    bisect_theta = _NATIVE.bisect_theta
-    kappa_classes = _NATIVE.kappa_classes
-    plan = _NATIVE.plan
-    make_trial = _NATIVE.make_trial
+    # The public names only: this module's own functions keep building its classes (_TRIAL, _CONTEXT).
+    for _name in ("PlanContext", "Trial", "estimate_bounds", "bisect_theta", "kappa_classes", "plan", "make_trial"):
+        globals()[_name] = getattr(_NATIVE, _name)
     BUILD = "native"
     PurePythonTrial.__qualname__ = "PurePythonTrial"  # the names pickle finds them under now
     PurePythonPlanContext.__qualname__ = "PurePythonPlanContext"

@@ -28,6 +28,7 @@ from ddl_gym.baselines import sjf_bco_plan
 from ddl_gym.envs import core as env_core
 from ddl_gym.sim import engine, tasklevel
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
+from ddl_gym.sim.native import compiled_module
 from ddl_gym.sim.zoo import MODEL_ZOO
 from tests.golden_cases import cases
 from tests.native_build import REPO_ROOT, build_script, fake_native
@@ -68,7 +69,7 @@ _SWITCHES = {
     "engine": (lambda: engine.__file__, lambda fake: fake, lambda: engine._native_module()),
     "tasklevel": (lambda: tasklevel.__file__, lambda fake: fake.TaskLevelSimulator, lambda: tasklevel._native_simulator()),
     "core": (lambda: env_core.__file__, lambda fake: fake, lambda: env_core._native_module()),
-    "sjf_bco_plan": (lambda: sjf_bco_plan.__file__, lambda fake: fake, lambda: sjf_bco_plan._native_module()),
+    "sjf_bco_plan": (lambda: sjf_bco_plan.__file__, lambda fake: fake, lambda: compiled_module(sjf_bco_plan.__file__)),
 }
 _PACKAGES = {target.module: target.package for target in build_script().TARGETS.values()}
 
@@ -101,30 +102,28 @@ def test_pure_python_switch_disables_the_compiled_build(monkeypatch: pytest.Monk
     assert in_use() is not None
 
 
-def test_build_flag_names_the_classes_in_use() -> None:
-    if engine.BUILD == "native":
-        assert engine.Simulator is not engine.PurePythonSimulator
-        assert engine.Simulator.__module__.endswith("_engine_native")
-        assert engine.run_policy is not engine.pure_python_run_policy
-    else:
-        assert engine.BUILD == "python"
-        assert engine.Simulator is engine.PurePythonSimulator
-        assert engine.run_policy is engine.pure_python_run_policy
+# Per compiled module: (module, native module suffix, (public name, its plain-Python alias) pairs).
+_BUILD_NAMES = {
+    "engine": (lambda: engine, "_engine_native",
+               (("Simulator", "PurePythonSimulator"), ("run_policy", "pure_python_run_policy"))),
+    "core": (lambda: env_core, "_core_native",
+             (("DecisionCore", "PurePythonDecisionCore"), ("PortableLayout", "PurePythonPortableLayout"))),
+    "sjf_bco_plan": (lambda: sjf_bco_plan, "_sjf_bco_plan_native",
+                     (("Trial", "PurePythonTrial"), ("PlanContext", "PurePythonPlanContext"), ("plan", "pure_python_plan"))),
+}
+
+
+@pytest.mark.parametrize("stem", sorted(_BUILD_NAMES))
+def test_build_flag_names_the_classes_in_use(stem: str) -> None:
+    module_of, suffix, names = _BUILD_NAMES[stem]
+    module = module_of()
+    assert module.BUILD in ("native", "python")
+    for public, plain in names:
+        compiled = getattr(module, public) is not getattr(module, plain)
+        assert compiled == (module.BUILD == "native")  # the public name is the build in use
+        if compiled:
+            assert getattr(module, public).__module__.endswith(suffix)
     assert sim_package.Simulator is engine.Simulator  # the package exports the build in use
-    if env_core.BUILD == "native":
-        assert env_core.DecisionCore is not env_core.PurePythonDecisionCore
-        assert env_core.PortableLayout is not env_core.PurePythonPortableLayout
-        assert env_core.DecisionCore.__module__.endswith("_core_native")
-    else:
-        assert env_core.BUILD == "python" and env_core.DecisionCore is env_core.PurePythonDecisionCore
-        assert env_core.PortableLayout is env_core.PurePythonPortableLayout
-    if sjf_bco_plan.BUILD == "native":
-        assert sjf_bco_plan.Trial is not sjf_bco_plan.PurePythonTrial
-        assert sjf_bco_plan.plan is not sjf_bco_plan.pure_python_plan
-        assert sjf_bco_plan.Trial.__module__.endswith("_sjf_bco_plan_native")
-    else:
-        assert sjf_bco_plan.BUILD == "python" and sjf_bco_plan.Trial is sjf_bco_plan.PurePythonTrial
-        assert sjf_bco_plan.plan is sjf_bco_plan.pure_python_plan
 
 
 def _world() -> tuple[ClusterSpec, Workload]:
