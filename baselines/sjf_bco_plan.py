@@ -160,7 +160,7 @@ def _pairwise_sum(values: list[float], first: int, count: int) -> float:
 
 def _server_sum(values: list[float], start: int, stop: int) -> float:
     """``np.add.reduceat`` of one server's GPUs, bit for bit: the first value plus numpy's pairwise
-    sum of the rest (``tests/test_sjf_bco.py`` checks it against numpy), on a plain list."""
+    sum of the rest (``tests/test_sjf_bco_native.py`` checks it against numpy), on a plain list."""
     return values[start] + _pairwise_sum(values, start + 1, stop - start - 1) if stop - start > 1 else values[start]
 
 
@@ -350,7 +350,7 @@ def estimate_bounds(
     # §5.1: "the largest number of k_j is max_s O_s", i.e. B_min = b_e / f(α, max_s O_s). Our RAR
     # model computes k = ξ1·p, so the worst case is reached at p = max_s O_s / ξ1.
     p_up = max_o / model.xi1 if isinstance(model, RARContentionModel) else max_o
-    if float(p_up).is_integer():
+    if float(p_up).is_integer() and hasattr(bound, "iteration_times"):
         # Every job at once: a bound model's iteration_times is its iteration_time bit for bit (a
         # contention count must be an integer there, hence the scalar loop below otherwise).
         every = np.arange(n)
