@@ -100,7 +100,8 @@ class Simulator:
     ``gpu_owner`` (job index per GPU, ``-1`` free), ``split_count`` (split jobs per server),
     ``num_free``, ``num_queued`` (``len(queue)``), ``state``, ``used`` (non-GPU resource amounts in
     use per server; its GPU column stays 0, see :meth:`free_resources`), ``capacity``, ``allocation(job)``, ``preemptions``,
-    ``placement[job]`` (GPU ids held, else of the last holding). Per-job float columns
+    ``placement[job]`` (GPU ids held, else of the last holding), ``finished_since(k)`` (the jobs that
+    finished after the first ``k``, in completion order). Per-job float columns
     (``remaining``, ``tau``, ``start_time``, ``finish_time``) are ``array('d')`` sequences, not lists
     (memory: 8 bytes per job each); a finished job's ``servers`` entry is released to ``()``.
     ``capabilities`` is the set of optional actions enabled (see the module docstring).
