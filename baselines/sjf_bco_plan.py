@@ -600,7 +600,7 @@ class Trial:
         if len(gpus) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1
         server_of = ctx.server_of
-        ids: list[int] = gpus if isinstance(gpus, list) else list(gpus.tolist() if isinstance(gpus, np.ndarray) else gpus)
+        ids: list[int] = gpus if isinstance(gpus, list) else np.asarray(gpus).tolist()
         servers = {server_of[g] for g in ids}
         if len(servers) == 1:
             return ctx.iterations[job] * ctx.tau_low[job], 1

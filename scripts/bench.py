@@ -433,9 +433,8 @@ def _sub_bench(name: str, quick: bool) -> tuple[Any, dict[str, Any]] | str:
 def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
         sections: Sequence[str] = SECTIONS, family_repeats: int | None = None) -> dict[str, Any]:
     """All figures as a dict (see the module docstring); ``sections`` picks the parts to run."""
-    from bench_engine_compare import engine_build
+    from bench_engine_compare import build_label, engine_build
 
-    from bench_engine_compare import build_label
     from ddl_gym.baselines import sjf_bco_plan
 
     report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine(),
@@ -480,11 +479,11 @@ def _fmt(x: float) -> str:
 
 def format_report(report: dict[str, Any]) -> str:
     """Markdown tables of :func:`run`'s figures."""
+    builds = f"job-level engine: {report.get('engine_build', 'plain Python')}"
+    if "paper" in report and "planner_build" in report:  # only the paper section runs the planner
+        builds += f"; SJF-BCO planner: {report['planner_build']}"
     lines = [f"# ddl-gym benchmark{' (quick)' if report['quick'] else ''}", "",
-             f"Python {report['python']} on {report['machine']}; job-level engine: "
-             f"{report.get('engine_build', 'plain Python')}"
-             + (f"; SJF-BCO planner: {report['planner_build']}." if "paper" in report and "planner_build" in report
-                else ".")]
+             f"Python {report['python']} on {report['machine']}; {builds}."]
     if "synthetic" in report:
         lines += ["", *_format_engine(report)]
     if "families" in report:

@@ -48,11 +48,13 @@ class Target:
     anchor: str = ""  # the import line after which shared classes and mypyc_attr are imported (if any)
     subclassable: tuple[str, ...] = ()  # classes interpreted code may subclass
     package: str = "sim"  # the subpackage of ddl_gym the module is in
-    directory: str = ""  # its folder relative to the repository root, where not ddl_gym/<package>
 
     @property
     def folder(self) -> Path:
-        return REPO_ROOT / self.directory if self.directory else PACKAGE / self.package
+        """``ddl_gym/<package>``, or ``<package>/`` at the top (``baselines/`` and ``agents/`` are installed
+        as ``ddl_gym.<package>``, see pyproject.toml)."""
+        inside = PACKAGE / self.package
+        return inside if inside.is_dir() else REPO_ROOT / self.package
 
     @property
     def source(self) -> Path:
@@ -74,7 +76,7 @@ TARGETS: dict[str, Target] = {
     "envcore": Target("env core", "core", 0, package="envs"),
     "sjfbco": Target("SJF-BCO planner", "sjf_bco_plan", 1,
                      "from ddl_gym.sim.perf import BoundModel, PerformanceModel, RARContentionModel\n",
-                     package="baselines", directory="baselines"),
+                     package="baselines"),
 }
 
 

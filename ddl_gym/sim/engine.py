@@ -208,11 +208,11 @@ class Simulator:
         self._heap_limit = _HEAP_SLACK
         # τ(job, servers, p) of recent re-rates: a split job's p goes up and down among a few values
         # while it runs. Bounded (cleared when full); τ is a pure function of the key, so forks share it.
-        # Keyed by one int, ``(job · (servers + 1) + n_servers) · (max GPUs per server + 1) + p``: p (split
-        # jobs on a server) never exceeds that server's GPUs; an int hashes and compares in C.
+        # Keyed by one int, ``(job · (servers + 1) + n_servers) · (GPUs + 1) + p``, unique because a job spans
+        # at most every server and p (split jobs holding GPUs on one server) never exceeds the GPUs.
         self._tau_memo: dict[int, float] = {}
         self._memo_servers: int = cluster.num_servers + 1
-        self._memo_p: int = int(max(cluster.gpus_per_server, default=0)) + 1
+        self._memo_p: int = cluster.num_gpus + 1
         # Scratch of a re-rate: the new p of each job being re-rated, -1 for every other job (restored by
         # _rerate_to). A list indexed by job, not a dict built per re-rate (8 B a job).
         self._new_p: list[int] = [-1] * n
@@ -932,14 +932,12 @@ class Simulator:
                 self.contention_sum += p - old
                 contention[i] = p
                 n_servers = len(job_servers[i])
-                key = (i * memo_servers + n_servers) * memo_p + p if p < memo_p else -1
-                rate = memo.get(key) if key >= 0 else None
+                key = (i * memo_servers + n_servers) * memo_p + p
+                rate = memo.get(key)
                 if rate is None:
-                    rate = self.bound.iteration_time(i, n_servers, p)
-                    if key >= 0:
-                        if len(memo) >= _TAU_MEMO_SIZE:
-                            memo.clear()
-                        memo[key] = rate
+                    if len(memo) >= _TAU_MEMO_SIZE:
+                        memo.clear()
+                    rate = memo[key] = self.bound.iteration_time(i, n_servers, p)
                 jobs.append(i)
                 rates.append(rate)
         self._set_rates(jobs, rates)
@@ -958,7 +956,8 @@ class Simulator:
         push = heapq.heappush
         # Typed float locals: the compiled build does this arithmetic on C doubles (the same IEEE
         # operations in the same order), not through generic number calls on the columns' items. The
-        # array('d') columns are indexed through the lists' own objects (``job_key``, ``tau_value``).
+        # array('d') columns take ``job_key``/``tau_value``/``now_value`` as objects: each is boxed at most
+        # once per job (the compiled build boxed a typed int or float again at every column access).
         for k in range(len(jobs)):
             job: int = jobs[k]
             job_key: Any = jobs[k]
@@ -1124,7 +1123,9 @@ class Simulator:
             raise InvariantError("arrived jobs are not all accounted for (queued + running + done + rejected)")
         if self.num_queued != len(self.queue):
             raise InvariantError(f"queued-job counter {self.num_queued} disagrees with the queue ({len(self.queue)} jobs)")
-        if len(self._finish_order) != self.num_finished or any(self.state[j] != DONE for j in self._finish_order[-8:]):
+        finished = self._finish_order
+        if len(finished) != self.num_finished or len(set(finished)) != len(finished) or \
+                any(self.state[j] != DONE for j in finished):
             raise InvariantError("the completion order log disagrees with the finished jobs")
 
     def result(self, policy: str = "") -> SimResult:
