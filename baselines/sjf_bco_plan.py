@@ -406,11 +406,18 @@ class PlanContext:
         self._tau_floor: dict[int, float] = {}
         self.server_of: list[int] = self.gpu_server.tolist()
         self.server_gpus: list[range] = [range(int(a), int(a) + int(c)) for a, c in zip(self.server_first, self.capacity)]
-        self._tau_memo: dict[tuple[int, int, int], float] = {}
+        # Keyed by one int, ``(who · (servers + 1) + n_servers) · (GPUs + 2) + p̂`` (unique: n_servers ≤ servers,
+        # p̂ ≤ GPUs + 1), ``who`` the job's rate class where the bound model has them (see BoundModel), else the job.
+        self._tau_memo: dict[int, float] = {}
+        self._memo_servers: int = cluster.num_servers + 1
+        self._memo_p: int = cluster.num_gpus + 2
+        classes = getattr(bound, "rate_classes", None)
+        self._rate_class: list[int] | None = classes() if classes is not None else None
 
     def iteration_time(self, job: int, n_servers: int, p_hat: int) -> float:
         """eq. (8) through the bound model, memoised (trials ask for the same (job, servers, p̂) again)."""
-        key = (job, n_servers, p_hat)
+        classes = self._rate_class
+        key = ((job if classes is None else classes[job]) * self._memo_servers + n_servers) * self._memo_p + p_hat
         tau = self._tau_memo.get(key)
         if tau is None:
             tau = self._tau_memo[key] = self.bound.iteration_time(job, n_servers, p_hat)
@@ -426,7 +433,7 @@ class PlanContext:
         if floor is None:
             floor = self.tau_low[job]
             if self.gpus[job] >= 2 and self.cluster.num_servers >= 2:
-                floor = min(floor, self.bound.iteration_time(job, 2, 1))
+                floor = min(floor, self.iteration_time(job, 2, 1))
             self._tau_floor[job] = floor
         return floor
 
@@ -510,7 +517,10 @@ class Trial:
         """The planned state at the start: ``initial``'s busy times, ``U`` and running jobs."""
         busy_array = np.asarray(initial.busy_until, dtype=np.float64).copy()
         load_array = np.asarray(initial.load, dtype=np.float64).copy()  # U_s^g
-        for end, servers in initial.running:
+        # Typed: the compiled build takes the records as untyped objects, and float() of an untyped
+        # object is a Python call per running job (a re-plan on 1,024 GPUs starts with ~100 of them).
+        running: tuple[tuple[float, tuple[int, ...]], ...] = tuple(initial.running)
+        for end, servers in running:
             self._push(float(end), tuple(servers))
         self._load = load_array
         if self.fast_lbsgf:
@@ -531,7 +541,15 @@ class Trial:
             self.stale_servers: set[int] = set()
             idle_ids: list[int] = np.flatnonzero(idle).tolist()
             # None while not kept (see place): only the least-U picks read it, and they rebuild it.
-            self.idle_sorted: list[tuple[float, int]] | None = sorted((loads[g], g) for g in idle_ids)
+            # idle_ids ascend, so where their U does not decrease along them (a re-plan's idle GPUs all
+            # start at U = 0) they are already in (U, index) order: no sort of a tuple per idle GPU.
+            in_order = True
+            for k in range(1, len(idle_ids)):
+                if loads[idle_ids[k]] < loads[idle_ids[k - 1]]:
+                    in_order = False
+                    break
+            self.idle_sorted: list[tuple[float, int]] | None = (
+                [(loads[g], g) for g in idle_ids] if in_order else sorted((loads[g], g) for g in idle_ids))
             self.idle_ids = idle_ids
             busy = self.busy_list
             self.gpu_heap: list[tuple[float, tuple[int, ...]]] = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]

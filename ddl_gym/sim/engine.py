@@ -71,7 +71,7 @@ _STATE_NAMES = ("pending (not arrived)", "queued", "running", "done", "rejected"
 CAPABILITIES: frozenset[str] = frozenset({"reject", "preempt", "resize"})
 _TOLERANCE = 1e-9  # slack on non-GPU capacity checks (float amounts)
 _HEAP_SLACK = 256  # stale completion entries tolerated beyond twice the live ones (Simulator._set_rates)
-_TAU_MEMO_SIZE = 1 << 14  # (job, servers, p) -> τ entries kept for re-rating (Simulator._rerate_to; about 2 MB)
+_TAU_MEMO_SIZE = 1 << 14  # (job or rate class, servers, p) -> τ entries kept (Simulator._tau_memo; about 2 MB)
 
 
 # <shared> (the compiled build imports these from this module: one class for both builds)
@@ -208,11 +208,15 @@ class Simulator:
         self._heap_limit = _HEAP_SLACK
         # τ(job, servers, p) of recent re-rates: a split job's p goes up and down among a few values
         # while it runs. Bounded (cleared when full); τ is a pure function of the key, so forks share it.
-        # Keyed by one int, ``(job · (servers + 1) + n_servers) · (GPUs + 1) + p``, unique because a job spans
-        # at most every server and p (split jobs holding GPUs on one server) never exceeds the GPUs.
+        # Keyed by one int, ``(who · (servers + 1) + n_servers) · (GPUs + 2) + p``, unique because a job spans
+        # at most every server and p (split jobs holding GPUs on one server, plus one) never exceeds GPUs + 1.
+        # ``who`` is the job's rate class where the bound model has them (jobs with bit-identical per-job
+        # constants have the same τ: a few dozen classes instead of several keys per job), else the job.
         self._tau_memo: dict[int, float] = {}
         self._memo_servers: int = cluster.num_servers + 1
-        self._memo_p: int = cluster.num_gpus + 1
+        self._memo_p: int = cluster.num_gpus + 2
+        classes = None if self._contention_free else getattr(self.bound, "rate_classes", None)
+        self._rate_class: list[int] | None = classes() if classes is not None else None
         # Scratch of a re-rate: the new p of each job being re-rated, -1 for every other job (restored by
         # _rerate_to). A list indexed by job, not a dict built per re-rate (8 B a job).
         self._new_p: list[int] = [-1] * n
@@ -342,7 +346,7 @@ class Simulator:
         else:
             g = self._gpus[job]
             n_servers = -(-g // self._max_server_gpus)
-            tau = self.bound.iteration_time(job, n_servers, 1 if n_servers > 1 else 0)
+            tau = self._tau(job, n_servers, 1 if n_servers > 1 else 0)
         self._nominal_tau[job] = tau
         return tau
 
@@ -370,8 +374,20 @@ class Simulator:
         gpu_ids = placement.gpu_ids if isinstance(placement, Allocation) else placement
         servers = np.unique(self.gpu_server[np.asarray(gpu_ids, dtype=np.int64)])
         if servers.size <= 1:
-            return self.bound.iteration_time(job, 1, 0)
-        return self.bound.iteration_time(job, int(servers.size), int(self.split_count[servers].max()) + 1)
+            return self._tau(job, 1, 0)
+        return self._tau(job, int(servers.size), int(self.split_count[servers].max()) + 1)
+
+    def _tau(self, job: int, n_servers: int, p: int) -> float:
+        """``bound.iteration_time(job, n_servers, p)`` through the memo (see ``_tau_memo``)."""
+        classes = self._rate_class
+        key = ((job if classes is None else classes[job]) * self._memo_servers + n_servers) * self._memo_p + p
+        memo = self._tau_memo
+        rate = memo.get(key)
+        if rate is None:
+            if len(memo) >= _TAU_MEMO_SIZE:
+                memo.clear()
+            rate = memo[key] = self.bound.iteration_time(job, n_servers, p)
+        return rate
 
     def allocation(self, job: int) -> Allocation | None:
         """What ``job`` holds now (``None`` if it holds nothing)."""
@@ -619,14 +635,14 @@ class Simulator:
             self._charge_restart(job, tau)
             self._set_rate(job, tau)
         elif split:
-            self._ideal_tau[job] = self.bound.iteration_time(job, len(gpu_servers), 1)
+            self._ideal_tau[job] = self._tau(job, len(gpu_servers), 1)
             self._charge_restart(job, self._ideal_tau[job])
             if self._amounts or self._last_amounts:
                 self._rerate(self._neighbours(gpu_servers))
             else:
                 self._rerate_to(self._raised_neighbours(gpu_servers))
         else:
-            tau = self.bound.iteration_time(job, 1, 0)
+            tau = self._tau(job, 1, 0)
             self._ideal_tau[job] = tau
             self._charge_restart(job, tau)
             self._set_rate(job, tau)
@@ -919,6 +935,7 @@ class Simulator:
         contention, tau, job_servers, memo, new_p = self.contention, self.tau, self.servers, self._tau_memo, self._new_p
         memo_servers: int = self._memo_servers
         memo_p: int = self._memo_p
+        classes = self._rate_class
         jobs: list[int] = []
         rates: list[float] = []
         changed.sort()  # ascending job ids: deterministic heap sequence numbers
@@ -932,7 +949,7 @@ class Simulator:
                 self.contention_sum += p - old
                 contention[i] = p
                 n_servers = len(job_servers[i])
-                key = (i * memo_servers + n_servers) * memo_p + p
+                key = ((i if classes is None else classes[i]) * memo_servers + n_servers) * memo_p + p
                 rate = memo.get(key)
                 if rate is None:
                     if len(memo) >= _TAU_MEMO_SIZE:
@@ -1230,7 +1247,7 @@ _WORK_BATCH = 1024
 #: caches of pure functions that every fork may fill, or (``_new_p``) scratch that is all -1 between calls.
 _FORK_SHARED = frozenset({"cluster", "workload", "model", "bound", "gpu_server", "_gpu_server_list", "server_first_gpu",
                           "server_gpus", "_arrival", "_gpus", "_iterations", "_weight",
-                          "_nominal_tau", "_tau_memo", "_new_p"})
+                          "_nominal_tau", "_tau_memo", "_new_p", "_rate_class"})
 #: Per attribute layout (the tuple of attribute names): the (name, copier) pairs of the mutable ones.
 _FORK_PLANS: dict[tuple[str, ...], tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
 

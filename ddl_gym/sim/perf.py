@@ -28,6 +28,7 @@ computes τ once at start (and on resize) and never re-rates. Which model a scen
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
@@ -57,7 +58,12 @@ DEGRADATION_FUNCTIONS: dict[str, ContentionFunction] = {
 
 
 class BoundModel(Protocol):
-    """A performance model bound to one cluster and workload (per-job constants precomputed)."""
+    """A performance model bound to one cluster and workload (per-job constants precomputed).
+
+    Optionally, ``rate_classes()`` returns per job a class id such that ``iteration_time(i, n, p)``
+    and ``iteration_time(j, n, p)`` are the same float for any two jobs of one class (their per-job
+    constants are bit-identical), or ``None``; the engine then memoises τ per class, not per job.
+    """
 
     def iteration_time(self, job: int, n_servers: int, contention: int) -> float:
         """Per-iteration time τ of ``job`` spanning ``n_servers`` with contention count ``p_j``."""
@@ -66,6 +72,27 @@ class BoundModel(Protocol):
     def iteration_times(self, jobs: np.ndarray, n_servers: np.ndarray, contention: np.ndarray) -> np.ndarray:
         """Vectorised :meth:`iteration_time`."""
         ...
+
+
+def rate_classes(*columns: Any) -> list[int] | None:
+    """Per job, the id of its class of jobs whose ``columns`` values (float64) are bit-identical.
+
+    For a bound model whose τ reads a job only through these columns (see :class:`BoundModel`).
+    ``None`` when the classes would save little (more than half of the jobs in classes of their own).
+    """
+    n = len(columns[0]) if columns else 0
+    if n == 0:
+        return None
+    key = np.zeros(n, dtype=np.int64)
+    for column in columns:  # the classes of the pairs so far, refined by this column's bit patterns
+        bits = np.frombuffer(column, dtype=np.float64).view(np.int64) if isinstance(column, array) else \
+            np.ascontiguousarray(column, dtype=np.float64).view(np.int64)
+        _, ids = np.unique(bits, return_inverse=True)
+        _, key = np.unique(key * (int(ids.max()) + 1) + ids.ravel(), return_inverse=True)
+        key = key.ravel().astype(np.int64)
+        if 2 * (int(key.max()) + 1) > n:
+            return None
+    return key.tolist()
 
 
 class ContentionFreeBoundModel(Protocol):
@@ -161,6 +188,14 @@ class _BoundRAR:
         self._f = DEGRADATION_FUNCTIONS[model.degradation]
         self._b_intra = cluster.intra_bandwidth
         self._b_inter = cluster.inter_bandwidth
+        self._classes: list[int] | None | bool = False  # rate_classes(), once asked
+
+    def rate_classes(self) -> list[int] | None:
+        """τ reads a job only through its compute time and exchanged bytes (see :class:`BoundModel`).
+        Computed once (the engine and SJF-BCO's planner both ask; the list is read only)."""
+        if self._classes is False:
+            self._classes = rate_classes(self._compute, self._exchange)
+        return self._classes
 
     def _split_bandwidth(self, contention: int) -> float:
         """Effective inter-server bandwidth of a split job under contention count ``contention``."""
@@ -224,6 +259,10 @@ class _BoundAllReduce:
         self._model = model
         self._compute = float_column(workload.per_job("forward_s") + workload.per_job("backward_s"))
         self._message = float_column(workload.per_job("gradient_bytes"))
+
+    def rate_classes(self) -> list[int] | None:
+        """τ reads a job only through its compute time and message size (see :class:`BoundModel`)."""
+        return rate_classes(self._compute, self._message)
 
     def iteration_time(self, job: int, n_servers: int, contention: int) -> float:
         if n_servers <= 1:
