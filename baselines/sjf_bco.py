@@ -263,7 +263,7 @@ class SJFBCOPolicy:
         self._bounds: EstimateBounds | None = None
         self._rng = np.random.default_rng(0)
         self._pending: dict[int, tuple[int, ...]] = {}
-        self._gpu_queue: list[deque[int]] = []
+        self._gpu_queue: dict[int, deque[int]] = {}  # a GPU of the current plan -> its jobs, in plan order
         self._order: list[tuple[int, tuple[int, ...]]] = []  # started jobs of earlier plans, in plan order
         self._current: list[tuple[int, tuple[int, ...]]] = []  # the current plan, in plan order
         self._context: PlanContext | None = None
@@ -296,7 +296,7 @@ class SJFBCOPolicy:
         self._order = []
         self._current = []
         self._context = PlanContext(sim.cluster, w, sim.bound, self._bounds)
-        self._gpu_queue = [deque() for _ in range(sim.cluster.num_gpus)]
+        self._gpu_queue = {}
         self._init_execution()
         if sim.queue:
             self._replan(sim)
@@ -344,7 +344,7 @@ class SJFBCOPolicy:
                 self._credit(g)
 
     def _credit(self, g: int) -> None:
-        queue = self._gpu_queue[g]
+        queue = self._gpu_queue.get(g)
         if queue:
             head = queue[0]
             count = self._ready_count[head] = self._ready_count.get(head, 0) + 1
@@ -357,15 +357,23 @@ class SJFBCOPolicy:
         if not sim.running:
             return state
         assert self._bounds is not None
-        busy, load = state.busy_until.copy(), state.load.copy()
-        running = []
+        busy, load = state.busy_until, state.load  # fresh arrays of this state
+        now, placement, tau = sim.now, sim.placement, sim.tau
+        running, gpu_lists, lefts, sizes = [], [], [], []
         for j in sim.running:
-            left = sim.remaining_iterations(j) * sim.tau[j]  # seconds still to run at the current rate
-            ids = sim.placement[j]
-            busy[ids] = sim.now + left
-            load[ids] = left / self._bounds.u  # U_s^g starts with the work still on the GPU
-            running.append((sim.now + left, tuple(sim.servers[j])))
-        return InitialState(sim.now, busy, load, tuple(running))
+            left = sim.remaining_iterations(j) * tau[j]  # seconds still to run at the current rate
+            ids = placement[j]
+            gpu_lists.append(ids)
+            lefts.append(left)
+            sizes.append(len(ids))
+            running.append((now + left, tuple(sim.servers[j])))
+        # One scatter for all running jobs (their GPUs are disjoint): the same float64 operations per GPU
+        # as a Python float expression per job (IEEE arithmetic either way), without two per job.
+        ids = np.concatenate(gpu_lists)
+        left_per_gpu = np.repeat(np.array(lefts, dtype=np.float64), sizes)
+        busy[ids] = now + left_per_gpu
+        load[ids] = left_per_gpu / self._bounds.u  # U_s^g starts with the work still on the GPU
+        return InitialState(now, busy, load, tuple(running))
 
     def _replan(self, sim: Simulator) -> None:
         jobs = list(sim.queue)
@@ -381,25 +389,34 @@ class SJFBCOPolicy:
                 "raise horizon or set extend_horizon=True"
             )
         self.plans.append(_Executed(result, sim.now))
-        self._gpu_queue = [deque() for _ in range(sim.cluster.num_gpus)]
         # Keep what already started (the previous plan's jobs that are no longer pending), in plan order.
         self._order.extend((j, g) for j, g in self._current if j not in self._pending)
         self._current = [(e.job, e.gpus) for e in result.entries]
         self._pending = {}
         self._plan_index = {}
+        # Queues only for the GPUs this plan uses (a re-plan holds a few jobs; a queue per GPU of the
+        # cluster cost O(GPUs) per arrival).
+        queues: dict[int, deque[int]] = {}
         for index, entry in enumerate(result.entries):
             self._pending[entry.job] = entry.gpus
             self._plan_index[entry.job] = index
             for g in entry.gpus:
-                self._gpu_queue[g].append(entry.job)
-        # Ready counts from scratch: every free GPU credits its head.
-        for job in sim.finished_since(self._seen_finished):  # their GPUs are among the free ones below
+                queue = queues.get(g)
+                if queue is None:
+                    queue = queues[g] = deque()
+                queue.append(entry.job)
+        self._gpu_queue = queues
+        # Ready counts from scratch: every free GPU of the plan credits its head (crediting only counts,
+        # and ready jobs start in plan order, so the order of the credits does not matter).
+        for job in sim.finished_since(self._seen_finished):  # their GPUs are among the free ones
             del self._holding[job]
         self._seen_finished = sim.num_finished
         self._ready_count = {}
         self._ready = []
-        for g in np.flatnonzero(sim.gpu_owner < 0).tolist():
-            self._credit(g)
+        owner = sim.gpu_owner
+        for g in queues:
+            if owner[g] < 0:
+                self._credit(g)
 
     # ---------------------------------------------------------------- introspection
     @property
