@@ -97,10 +97,25 @@ def test_sb3_batched_vec_env_matches_single_envs_with_same_step_autoreset(step_i
                     ends += 1
                 np.testing.assert_array_equal(obs[i], o)
                 np.testing.assert_array_equal(infos[i]["action_mask"], single_info["action_mask"])
+                for name, _ in INFO_FIELDS:  # after an end: the next episode's first info, as SB3 expects
+                    assert infos[i][name] == single_info[name], name
         assert ends >= 1
         assert venv.get_attr("window") == [8, 8]
     finally:
         venv.close()
+
+
+def test_sb3_info_dicts_carry_the_info_fields_in_order() -> None:
+    names = [name for name, _ in INFO_FIELDS]
+    columns = [[10 * k + i for i in range(3)] for k in range(len(names))]
+    masks = [np.full(4, i, dtype=np.int8) for i in range(3)]
+    with_masks = vector._info_dicts(columns, masks)
+    without = vector._info_dicts(columns, None)
+    for i in range(3):
+        assert list(without[i]) == names
+        assert list(with_masks[i]) == [*names, "action_mask"]
+        assert [with_masks[i][name] for name in names] == [10 * k + i for k in range(len(names))]
+        assert with_masks[i]["action_mask"] is masks[i]
 
 
 def test_maskable_ppo_trains_on_the_batched_sb3_vec_env() -> None:
