@@ -68,7 +68,7 @@ def test_paired_ratios_decide_the_normalised_verdict_when_present() -> None:
 
 
 def test_paper_goal_uses_the_paired_ratio_of_each_policy() -> None:
-    paper = [{"world": "asrpt", "rows": {"a-srpt": [{"jobs": 8_000, "jobs_per_cpu_s": 6_000.0, "reference_ratio": 0.9}],
+    paper = [{"world": "asrpt", "rows": {"a-srpt": [{"jobs": 8_000, "jobs_per_cpu_s": 6_000.0, "runs": [6_000.0], "ratios": [0.9]}],
                                          "spjf": [{"jobs": 8_000, "jobs_per_cpu_s": 6_000.0}]}}]
     lines = bench._format_paper_goal(paper, {"min": 9_000.0, "median": 10_000.0, "max": 11_000.0, "n": 3})
     assert any(r.startswith("| asrpt | a-srpt | 8,000 | 6,000 | 0.90 | below | meets |") for r in lines)

@@ -46,3 +46,22 @@ def test_the_header_names_the_planner_build_with_the_paper_section(monkeypatch) 
     base = {"quick": False, "python": "3.11", "machine": "x86_64", "engine_build": "E", "planner_build": "P"}
     assert "job-level engine: E; SJF-BCO planner: P." in bench.format_report({**base, "paper": {}})
     assert "SJF-BCO planner" not in bench.format_report(base)  # only the paper section runs the planner
+
+
+def test_repeated_runs_print_their_spread_and_the_verdicts_read_the_medians() -> None:
+    ref = {"min": 9_000.0, "median": 10_000.0, "max": 11_000.0}
+    world = _world("repeated", [1.0, 19_000.0])
+    # Three runs at the largest size: the best would meet both goals, the median meets neither.
+    world["rows"]["p"][-1].update(runs=[19_000.0, 25_000.0, 7_000.0], ratios=[0.7, 2.5, 0.79])
+    cells = _row(bench._format_paper_goal([world], ref), "repeated")
+    assert cells[3] == "7,000 / 19,000 / 25,000" and cells[4] == "0.70 / 0.79 / 2.50"
+    assert cells[5:] == ["below", "below"]
+    world["rows"]["p"][-1]["ratios"] = [0.7, 0.81, 0.9]
+    assert _row(bench._format_paper_goal([world], ref), "repeated")[5:] == ["below", "meets"]
+
+
+def test_the_offline_line_reads_the_median_of_the_runs() -> None:
+    world = {**_world("sjf-bco-offline", [1_000.0, 18_000.0]), "note": "n", "jobs_grid": [1_000, 2_000]}
+    world["rows"]["p"][-1]["runs"] = [18_000.0, 21_000.0, 22_000.0]
+    lines = bench._format_paper([world], None)
+    assert "p at 2,000 jobs: 21,000 jobs/CPU-s (median of its runs), meets the absolute goal of 20,000." in lines
