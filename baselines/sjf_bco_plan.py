@@ -537,7 +537,10 @@ class Trial:
             self.server_mean: list[float] = [_server_sum(loads, a, a + c) / c for a, c in zip(ctx.server_first_list,
                                                                                             ctx.capacity_list)]
             # Alg. 3 line 2's order, (mean U, index) ascending, kept sorted: stale servers move by bisection.
-            self.server_order: list[tuple[float, int]] = sorted((m, s) for s, m in enumerate(self.server_mean))
+            # (A stable sort of the indices by mean: the (mean, index) order without comparing tuples.)
+            mean = self.server_mean
+            self.server_order: list[tuple[float, int]] = [(mean[s], s) for s in
+                                                          sorted(range(len(mean)), key=mean.__getitem__)]
             self.stale_servers: set[int] = set()
             idle_ids: list[int] = np.flatnonzero(idle).tolist()
             # None while not kept (see place): only the least-U picks read it, and they rebuild it.
@@ -552,7 +555,17 @@ class Trial:
                 [(loads[g], g) for g in idle_ids] if in_order else sorted((loads[g], g) for g in idle_ids))
             self.idle_ids = idle_ids
             busy = self.busy_list
-            self.gpu_heap: list[tuple[float, tuple[int, ...]]] = [(busy[g], (g,)) for g in np.flatnonzero(~idle).tolist()]
+            # Busy GPUs grouped by the time they free up (a running job's GPUs share it): one entry per
+            # time, not per GPU. _release_until frees every GPU of every entry due into sorted structures,
+            # so neither the grouping nor the order within a group changes anything.
+            freeing: dict[float, list[int]] = {}
+            for g in np.flatnonzero(~idle).tolist():
+                group = freeing.get(busy[g])
+                if group is None:
+                    freeing[busy[g]] = [g]
+                else:
+                    group.append(g)
+            self.gpu_heap: list[tuple[float, tuple[int, ...]]] = [(t, tuple(ids)) for t, ids in freeing.items()]
             heapify(self.gpu_heap)
 
     # ---------------------------------------------------------------- θ tests
