@@ -45,7 +45,7 @@ nearly vanish (``k = max(1, ξ1·p) > 1`` only from 5 split jobs on a server).
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -396,15 +396,12 @@ class SJFBCOPolicy:
         self._plan_index = {}
         # Queues only for the GPUs this plan uses (a re-plan holds a few jobs; a queue per GPU of the
         # cluster cost O(GPUs) per arrival).
-        queues: dict[int, deque[int]] = {}
+        queues: defaultdict[int, deque[int]] = defaultdict(deque)
         for index, entry in enumerate(result.entries):
             self._pending[entry.job] = entry.gpus
             self._plan_index[entry.job] = index
             for g in entry.gpus:
-                queue = queues.get(g)
-                if queue is None:
-                    queue = queues[g] = deque()
-                queue.append(entry.job)
+                queues[g].append(entry.job)
         self._gpu_queue = queues
         # Ready counts from scratch: every free GPU of the plan credits its head (crediting only counts,
         # and ready jobs start in plan order, so the order of the credits does not matter).

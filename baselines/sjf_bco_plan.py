@@ -544,15 +544,9 @@ class Trial:
             self.stale_servers: set[int] = set()
             idle_ids: list[int] = np.flatnonzero(idle).tolist()
             # None while not kept (see place): only the least-U picks read it, and they rebuild it.
-            # idle_ids ascend, so where their U does not decrease along them (a re-plan's idle GPUs all
-            # start at U = 0) they are already in (U, index) order: no sort of a tuple per idle GPU.
-            in_order = True
-            for k in range(1, len(idle_ids)):
-                if loads[idle_ids[k]] < loads[idle_ids[k - 1]]:
-                    in_order = False
-                    break
-            self.idle_sorted: list[tuple[float, int]] | None = (
-                [(loads[g], g) for g in idle_ids] if in_order else sorted((loads[g], g) for g in idle_ids))
+            # idle_ids ascend, so a stable sort of them by U is the (U, index) order (as for the servers).
+            self.idle_sorted: list[tuple[float, int]] | None = [(loads[g], g) for g in
+                                                                sorted(idle_ids, key=loads.__getitem__)]
             self.idle_ids = idle_ids
             busy = self.busy_list
             # Busy GPUs grouped by the time they free up (a running job's GPUs share it): one entry per
@@ -560,11 +554,7 @@ class Trial:
             # so neither the grouping nor the order within a group changes anything.
             freeing: dict[float, list[int]] = {}
             for g in np.flatnonzero(~idle).tolist():
-                group = freeing.get(busy[g])
-                if group is None:
-                    freeing[busy[g]] = [g]
-                else:
-                    group.append(g)
+                freeing.setdefault(busy[g], []).append(g)
             self.gpu_heap: list[tuple[float, tuple[int, ...]]] = [(t, tuple(ids)) for t, ids in freeing.items()]
             heapify(self.gpu_heap)
 

@@ -110,12 +110,25 @@ def test_sb3_info_dicts_carry_the_info_fields_in_order() -> None:
     columns = [[10 * k + i for i in range(3)] for k in range(len(names))]
     masks = [np.full(4, i, dtype=np.int8) for i in range(3)]
     with_masks = vector._info_dicts(columns, masks)
-    without = vector._info_dicts(columns, None)
     for i in range(3):
-        assert list(without[i]) == names
         assert list(with_masks[i]) == [*names, "action_mask"]
         assert [with_masks[i][name] for name in names] == [10 * k + i for k in range(len(names))]
         assert with_masks[i]["action_mask"] is masks[i]
+
+
+def test_sb3_infos_carry_no_mask_for_an_env_without_one() -> None:
+    pytest.importorskip("stable_baselines3")
+    from ddl_gym.envs.vector import BatchedSubprocVecEnv
+
+    venv = BatchedSubprocVecEnv("CartPole-v1", num_envs=2, num_workers=1)  # the generic path, no action mask
+    try:
+        venv.seed(0)
+        venv.reset()
+        _, _, _, infos = venv.step(np.zeros(2, dtype=np.int64))
+        assert all("action_mask" not in info for info in infos)
+        assert [list(info)[:len(INFO_FIELDS)] for info in infos] == [[name for name, _ in INFO_FIELDS]] * 2
+    finally:
+        venv.close()
 
 
 def test_maskable_ppo_trains_on_the_batched_sb3_vec_env() -> None:

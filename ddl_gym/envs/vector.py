@@ -64,15 +64,12 @@ INFO_FIELDS: tuple[tuple[str, Any], ...] = (
 _INFO_NAMES = tuple(name for name, _ in INFO_FIELDS)
 
 
-def _info_dicts(columns: list[list[Any]], masks: list[np.ndarray] | None) -> list[dict[str, Any]]:
-    """Per sub-env, the :data:`INFO_FIELDS` values of ``columns`` (one list per field) as a dict, plus
-    its ``action_mask`` row when ``masks`` is given. The SB3 front end builds one per env and step: a
-    dict display costs half of ``dict(zip(names, values))``, so the keys are written out here
-    (``tests/test_vector.py`` checks they are :data:`INFO_FIELDS`' names, in order)."""
+def _info_dicts(columns: list[list[Any]], masks: list[np.ndarray]) -> list[dict[str, Any]]:
+    """Per sub-env, the :data:`INFO_FIELDS` values of ``columns`` (one list per field) and its
+    ``action_mask`` row as a dict. The SB3 front end builds one per env and step: a dict display costs
+    half of ``dict(zip(names, values))``, so the keys are written out here (``tests/test_vector.py``
+    checks they are :data:`INFO_FIELDS`' names, in order)."""
     invalid, executed, sim_time, queue, running, finished = columns
-    if masks is None:
-        return [{"invalid_action": a, "executed_action": b, "sim_time": c, "queue_length": d, "running_jobs": e,
-                 "finished_jobs": f} for a, b, c, d, e, f in zip(invalid, executed, sim_time, queue, running, finished)]
     return [{"invalid_action": a, "executed_action": b, "sim_time": c, "queue_length": d, "running_jobs": e,
              "finished_jobs": f, "action_mask": m}
             for a, b, c, d, e, f, m in zip(invalid, executed, sim_time, queue, running, finished, masks)]
@@ -610,13 +607,11 @@ def _build_sb3_class() -> type:
             b = self._pool.buffers
             # A column read per field and one copy of all masks, not a numpy read per env and field.
             columns = [b[f"info_{name}"].tolist() for name in _INFO_NAMES]
-            masks = list(b["mask"].copy())
-            if b["has_mask"].all():  # every DDLCluster sub-env has one: one dict display per env
-                return _info_dicts(columns, masks)
-            infos = _info_dicts(columns, None)
-            for info, mask, present in zip(infos, masks, b["has_mask"].tolist()):
-                if present:
-                    info["action_mask"] = mask
+            infos = _info_dicts(columns, list(b["mask"].copy()))
+            has_mask = b["has_mask"]
+            if not has_mask.all():  # every DDLCluster sub-env has one; another env may not
+                for i in np.flatnonzero(~has_mask).tolist():
+                    del infos[i]["action_mask"]
             return infos
 
         def close(self) -> None:

@@ -932,10 +932,7 @@ class Simulator:
     def _rerate_to(self, changed: list[int]) -> None:
         """Give each job of ``changed`` its p in ``_new_p`` (then reset there), and a new rate where p
         changed (or it has none yet)."""
-        contention, tau, job_servers, memo, new_p = self.contention, self.tau, self.servers, self._tau_memo, self._new_p
-        memo_servers: int = self._memo_servers
-        memo_p: int = self._memo_p
-        classes = self._rate_class
+        contention, tau, job_servers, new_p = self.contention, self.tau, self.servers, self._new_p
         jobs: list[int] = []
         rates: list[float] = []
         changed.sort()  # ascending job ids: deterministic heap sequence numbers
@@ -948,15 +945,8 @@ class Simulator:
                     self.contended_jobs += 1
                 self.contention_sum += p - old
                 contention[i] = p
-                n_servers = len(job_servers[i])
-                key = ((i if classes is None else classes[i]) * memo_servers + n_servers) * memo_p + p
-                rate = memo.get(key)
-                if rate is None:
-                    if len(memo) >= _TAU_MEMO_SIZE:
-                        memo.clear()
-                    rate = memo[key] = self.bound.iteration_time(i, n_servers, p)
                 jobs.append(i)
-                rates.append(rate)
+                rates.append(self._tau(i, len(job_servers[i]), p))
         self._set_rates(jobs, rates)
 
     def _set_rate(self, job: int, tau: float) -> None:
