@@ -81,3 +81,16 @@ def test_memory_section_gives_the_verdict_and_the_queue_of_the_run() -> None:
     text = "\n".join(bench._format_memory(mem))
     assert "meets the goal of < 500 MB" in text and "366,816 jobs wait on average" in text
     assert "above the goal of < 500 MB" in "\n".join(bench._format_memory({**mem, "peak_mb": 612.0}))
+
+
+def test_memory_runs_print_their_spread_and_the_verdict_reads_the_largest_peak() -> None:
+    mem = {"jobs": 1_000_000, "gpus": 1024, "policy": "fifo+pack", "peak_mb": 431.0, "after_workload_mb": 164.0,
+           "jobs_per_cpu_s": 30_000.0, "mean_waiting": 366_816.4,
+           "runs": [{"peak_mb": 431.0, "jobs_per_cpu_s": 30_000.0}, {"peak_mb": 498.0, "jobs_per_cpu_s": 28_000.0},
+                    {"peak_mb": 502.0, "jobs_per_cpu_s": 33_000.0}]}
+    text = "\n".join(bench._format_memory(mem))
+    assert "3 runs (min / median / max)" in text and "Peak RSS 431 / 498 / 502 MB" in text
+    assert "28,000 / 30,000 / 33,000 jobs/CPU-s" in text
+    assert "above the goal of < 500 MB" in text  # one run of three over the goal fails it
+    below = {**mem, "runs": mem["runs"][:2]}
+    assert "meets the goal of < 500 MB" in "\n".join(bench._format_memory(below))
