@@ -26,7 +26,8 @@ Run ``python scripts/bench.py [--quick] [--json PATH]`` or ``ddl-gym bench [--qu
     Each world's largest size is repeated (``--paper-repeats``, min/median/max), each run paired
     with a run of the reference as in (d); the goal verdicts read the medians.
 (e) peak RSS of 10^6 jobs with contention on 1,024 GPUs (fifo+pack, load 0.9), measured in a
-    child process with ``resource.getrusage`` (goal < 500 MB).
+    child process with ``resource.getrusage`` (goal < 500 MB), in ``--memory-repeats`` processes; the
+    verdict reads the largest peak.
 (f) the task-level engine (``scripts/bench_tasklevel.py``). Sections (a) and (f) run their scripts
     through ``run(quick)`` / ``format_report``.
 
@@ -211,6 +212,11 @@ def family_jobs_grid(quick: bool) -> tuple[int, int]:
     return (2_000, 20_000) if quick else (10_000, 100_000)
 
 
+def _repeats(requested: int | None, quick: bool) -> int:
+    """Runs of a repeated measurement: as requested, else 3 (1 with ``--quick``)."""
+    return requested if requested is not None else (1 if quick else 3)
+
+
 def family_scaling(quick: bool, load: float = 0.9, policies: Sequence[str] | None = None,
                    repeats: int | None = None, reference: bool = True) -> dict[str, Any]:
     """jobs/CPU-s of every classic policy over a (GPUs × jobs) grid, the goal cell repeated, against the reference.
@@ -222,7 +228,7 @@ def family_scaling(quick: bool, load: float = 0.9, policies: Sequence[str] | Non
     ±30%) cancels within each pair instead of landing on whichever families ran in a slow spell.
     """
     policies = list(policies or [f"{o}+{p}" for o in ORDERS for p in PLACEMENTS])
-    repeats = repeats if repeats is not None else (1 if quick else 3)
+    repeats = _repeats(repeats, quick)
     gpus_grid = (256, 1024) if quick else (1024, 16_384)
     jobs_grid = family_jobs_grid(quick)
     goal_cell = (1024, jobs_grid[-1])
@@ -358,7 +364,7 @@ def paper_scaling(quick: bool, load: float = 0.9, reference: bool = True,
     ratio (``ratios``); the growth table uses the first run. The reference's own rates are returned
     for the report's header.
     """
-    repeats = repeats if repeats is not None else (1 if quick else 3)
+    repeats = _repeats(repeats, quick)
     from ddl_gym.sim.model import ConfigError
 
     tree = reference_tree() if reference else None
@@ -425,17 +431,14 @@ def peak_rss(jobs: int, gpus: int = 1024, load: float = 0.9, policy: str = "fifo
 def memory_runs(jobs: int, load: float, repeats: int) -> dict[str, Any]:
     """:func:`peak_rss` ``repeats`` times (each a fresh child process): the first run's record, with every
     run's peak RSS and rate in ``runs`` (the verdict reads the largest peak)."""
-    first: dict[str, Any] | None = None
-    runs: list[dict[str, float]] = []
+    done: list[dict[str, Any]] = []
     for _ in range(max(1, repeats)):
         mem = peak_rss(jobs, load=load)
         if "error" in mem:
             return mem
-        first = first or mem
-        runs.append({"peak_mb": mem["peak_mb"], "jobs_per_cpu_s": mem["jobs_per_cpu_s"]})
+        done.append(mem)
         print(f"  memory {jobs:,} jobs: {mem['peak_mb']:,.0f} MB", file=sys.stderr, flush=True)
-    assert first is not None
-    return {**first, "runs": runs}
+    return {**done[0], "runs": [{"peak_mb": m["peak_mb"], "jobs_per_cpu_s": m["jobs_per_cpu_s"]} for m in done]}
 
 
 def load_sub_bench(name: str) -> Any:
@@ -482,8 +485,7 @@ def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
         report["paper"], paired_references = paper_scaling(quick, saturated_load, repeats=paper_repeats)
         report["paper_reference"] = _stats(paired_references) if paired_references else NO_REFERENCE
     if "memory" in sections:
-        report["memory"] = memory_runs(100_000 if quick else 1_000_000, saturated_load,
-                                       memory_repeats if memory_repeats is not None else (1 if quick else 3))
+        report["memory"] = memory_runs(100_000 if quick else 1_000_000, saturated_load, _repeats(memory_repeats, quick))
     for name, script in SUB_BENCHES.items():
         if name in sections:
             sub = _sub_bench(script, quick)
@@ -668,11 +670,8 @@ def _format_paper(paper: list[dict[str, Any]], ref: dict[str, float] | str | Non
 
 def _format_planning_share(modes: dict[str, Any]) -> list[str]:
     """Where an online mode's time goes: its plans (each a bisection over θ, Alg. 1, over the queued jobs)
-    against the whole run, per seed; rows of reports made before these fields existed are left out."""
-    rows = [(row["seed"], label, row[label]) for row in modes["rows"] for label in ("replan", "replan-when-started")
-            if "planning_s" in row[label]]
-    if not rows:
-        return []
+    against the whole run, per seed."""
+    rows = [(row["seed"], label, row[label]) for row in modes["rows"] for label in ("replan", "replan-when-started")]
     lines = ["Where the time goes: plans made, jobs per plan, the plans' share of the run (wall-clock, "
              "`PlanResult.planning_time_s` over the run's wall time), time per plan, and the rate the run would have "
              "if planning took no time (jobs / (CPU-s × (1 − share))).", "",
@@ -691,7 +690,7 @@ def _format_planning_share(modes: dict[str, Any]) -> list[str]:
 def _format_memory(mem: dict[str, Any]) -> list[str]:
     if "error" in mem:
         return [f"## (e) Memory: {mem['jobs']:,} jobs failed: {mem['error']}"]
-    runs = mem.get("runs") or [{"peak_mb": mem["peak_mb"], "jobs_per_cpu_s": mem["jobs_per_cpu_s"]}]
+    runs = mem["runs"]
     peaks = [r["peak_mb"] for r in runs]
     verdict = "meets" if max(peaks) < RSS_GOAL_MB else "above"  # the largest peak: every run must fit
     header = f"## (e) Memory: {mem['jobs']:,} jobs with contention on {mem['gpus']:,} GPUs ({mem['policy']}, child process)"

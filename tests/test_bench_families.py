@@ -77,10 +77,12 @@ def test_paper_goal_uses_the_paired_ratio_of_each_policy() -> None:
 
 def test_memory_section_gives_the_verdict_and_the_queue_of_the_run() -> None:
     mem = {"jobs": 1_000_000, "gpus": 1024, "policy": "fifo+pack", "peak_mb": 431.2, "after_workload_mb": 164.0,
-           "jobs_per_cpu_s": 7_215.0, "mean_waiting": 366_816.4}
+           "jobs_per_cpu_s": 7_215.0, "mean_waiting": 366_816.4,
+           "runs": [{"peak_mb": 431.2, "jobs_per_cpu_s": 7_215.0}]}
     text = "\n".join(bench._format_memory(mem))
     assert "meets the goal of < 500 MB" in text and "366,816 jobs wait on average" in text
-    assert "above the goal of < 500 MB" in "\n".join(bench._format_memory({**mem, "peak_mb": 612.0}))
+    over = {**mem, "runs": [{"peak_mb": 612.0, "jobs_per_cpu_s": 7_215.0}]}
+    assert "above the goal of < 500 MB" in "\n".join(bench._format_memory(over))
 
 
 def test_memory_runs_print_their_spread_and_the_verdict_reads_the_largest_peak() -> None:

@@ -70,11 +70,13 @@ def test_the_offline_line_reads_the_median_of_the_runs() -> None:
 def test_the_planning_share_table_derives_its_columns_from_the_run() -> None:
     mode = {"jobs_per_cpu_s": 2_000.0, "avg_jct_s": 900.0, "plans": 400, "planned_entries": 1_400,
             "planning_s": 0.15, "seconds": 0.2, "cpu_seconds": 0.2}
-    old = {"jobs_per_cpu_s": 3_000.0, "avg_jct_s": 800.0}  # a report from before these fields: no row
-    lines = bench._format_planning_share({"jobs": 400, "rows": [{"seed": 7, "replan": mode, "replan-when-started": old}]})
-    rows = [line for line in lines if line.startswith("| 7 |")]
+    started = {**mode, "plans": 100, "planned_entries": 400, "planning_s": 0.05}
+    lines = bench._format_planning_share({"jobs": 400, "rows": [{"seed": 7, "replan": mode, "replan-when-started": started}]})
+    rows = [line for line in lines if line.startswith("| 7 | replan |")]
     assert len(rows) == 1
     cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
     # 1,400 entries over 400 plans; 0.15 of 0.2 s planning; 375 µs per plan; 400 jobs / (0.2 × 0.25) CPU-s
     assert cells == ["7", "replan", "400", "3.5", "75%", "375", "8,000"]
-    assert bench._format_planning_share({"jobs": 400, "rows": [{"seed": 0, "replan": old, "replan-when-started": old}]}) == []
+    # the other mode's row from its own figures: 4 jobs per plan, 25% of the run, 500 µs per plan
+    other = [line for line in lines if line.startswith("| 7 | replan-when-started |")]
+    assert [cell.strip() for cell in other[0].strip("|").split("|")][2:6] == ["100", "4.0", "25%", "500"]

@@ -73,6 +73,8 @@ def _info_dicts(columns: list[list[Any]], masks: list[np.ndarray]) -> list[dict[
     return [{"invalid_action": a, "executed_action": b, "sim_time": c, "queue_length": d, "running_jobs": e,
              "finished_jobs": f, "action_mask": m}
             for a, b, c, d, e, f, m in zip(invalid, executed, sim_time, queue, running, finished, masks)]
+
+
 _STEP, _RESET, _CALL, _CLOSE = b"s", b"r", b"c", b"x"
 #: Seconds a process busy-polls its pipe before a blocking read (see _wait_readable).
 DEFAULT_SPIN_S = 0.002

@@ -259,10 +259,14 @@ class _BoundAllReduce:
         self._model = model
         self._compute = float_column(workload.per_job("forward_s") + workload.per_job("backward_s"))
         self._message = float_column(workload.per_job("gradient_bytes"))
+        self._classes: list[int] | None | bool = False  # rate_classes(), once asked
 
     def rate_classes(self) -> list[int] | None:
-        """τ reads a job only through its compute time and message size (see :class:`BoundModel`)."""
-        return rate_classes(self._compute, self._message)
+        """τ reads a job only through its compute time and message size (see :class:`BoundModel`).
+        Computed once, as for the RAR model."""
+        if self._classes is False:
+            self._classes = rate_classes(self._compute, self._message)
+        return self._classes
 
     def iteration_time(self, job: int, n_servers: int, contention: int) -> float:
         if n_servers <= 1:
