@@ -114,6 +114,7 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 
+from ddl_gym.sim import checks as _checks
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel
@@ -295,7 +296,8 @@ class TaskLevelSimulator:
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.gpu_sharing = bool(gpu_sharing)
         self.fast = bool(fast)
-        self.debug = bool(debug)
+        # ``checks.invariant_checks()`` switches every engine built inside it to debug mode.
+        self.debug = bool(debug) or _checks.forced()
         self.probe_defect = bool(probe_defect)
         self.stats = EngineStats()
         # Counters of the run, kept as plain int attributes while it runs (cheap in the compiled
@@ -467,7 +469,9 @@ class TaskLevelSimulator:
         self._watch: dict[int, list[tuple[_Cohort, int, int]]] = {}
         # Closed-form all-reduces need a rule that admits an all-reduce when none runs on its servers.
         self._solo_comm_ok = bool(getattr(comm_admission, "admits_when_idle", False))
-        # Debug records.
+        # Debug records: each job's remaining service and iterations at the last check (monotone).
+        self._checked_R: list[int] = list(self.total_service)
+        self._checked_iters: list[int] = [0] * n
         self._intervals: list[list[tuple[int, int, int]]] | None = (
             [[] for _ in range(self.num_gpus)] if self.debug else None
         )
@@ -1745,10 +1749,14 @@ class TaskLevelSimulator:
         Always: GPU memory never over-committed (and booked consistently), at most one job per GPU
         without sharing, a busy GPU runs a task of one of its resident jobs, no job placed before
         its arrival, iterations within ``[0, F)`` for running jobs, per-server all-reduce counts
-        consistent. ``final`` (or ``debug`` task records): compute-task intervals on a GPU never
-        overlap, no task before its job's arrival; every job finished its ``F`` iterations and
-        ``2·G·F`` compute tasks.
+        consistent, every job's remaining service never rising and its iterations never falling
+        (progress monotone; the clock's monotony is checked by :meth:`advance` itself). ``final``
+        (or ``debug`` task records): compute-task intervals on a GPU never overlap, no task before
+        its job's arrival; every job finished its ``F`` iterations and ``2·G·F`` compute tasks, no
+        earlier than arrival + its ideal run time. Each call is counted by an open
+        :func:`ddl_gym.sim.checks.invariant_checks` session.
         """
+        _checks.count()
         cap = self.cluster.gpu_memory_mb
         for g in range(self.num_gpus):
             used = sum(self.mem_mb[j] for j, _ in self.residents[g])
@@ -1770,6 +1778,13 @@ class TaskLevelSimulator:
         if counts != self.comm_count:
             raise InvariantError(f"per-server all-reduce counts {self.comm_count} disagree with running tasks {counts}")
         for j in range(self.num_jobs):
+            r = self.remaining_service(j)
+            if r > self._checked_R[j] or self.iters_done[j] < self._checked_iters[j]:
+                raise InvariantError(f"job {j}: remaining service rose from {self._checked_R[j]} to {r} ns or "
+                                     f"iterations fell from {self._checked_iters[j]} to {self.iters_done[j]} "
+                                     "(progress not monotone)")
+            self._checked_R[j] = r
+            self._checked_iters[j] = self.iters_done[j]
             if self.state[j] in (RUNNING, DONE):
                 if self.placed_ns[j] < self.arrival_ns[j]:
                     raise InvariantError(f"job {j} placed at {self.placed_ns[j]} before arrival {self.arrival_ns[j]}")
@@ -1800,6 +1815,13 @@ class TaskLevelSimulator:
                 raise InvariantError(f"job {j}: {self.tasks_done[j]} compute tasks, expected {expected}")
             if self._intervals is not None and logged[j] != expected:
                 raise InvariantError(f"job {j}: {logged[j]} task intervals recorded, expected {expected}")
+            # No faster than alone: F iterations of t_c, plus an uncontended all-reduce each across
+            # servers (re-rating rounds each end up: 1 ns of slack per iteration; the probe defect
+            # speeds transfers up, so the bound does not hold there).
+            ideal = self.F[j] * (self.tc[j] + (self.allreduce_ns(j, 1) if self.multi[j] else 0))
+            if not self.probe_defect and self.finish_ns[j] - self.arrival_ns[j] < ideal - self.F[j]:
+                raise InvariantError(f"job {j} finished {self.finish_ns[j] - self.arrival_ns[j]} ns after arrival, "
+                                     f"before its ideal run time {ideal} ns")
 
     def task_intervals(self) -> list[list[tuple[float, float, int]]]:
         """Debug mode: per GPU, the ``(start_s, end_s, job)`` of every compute task (gangs included)."""
