@@ -978,6 +978,8 @@ class Simulator:
             job_key: Any = jobs[k]
             tau: float = taus[k]
             tau_value: Any = taus[k]
+            if not 0.0 < tau < math.inf:
+                self._bad_rate(job, tau)
             old: float = tau_of[job_key]
             left: float = remaining[job_key]
             if old != math.inf:
@@ -997,6 +999,17 @@ class Simulator:
         self._seq = seq
         if len(heap) > self._heap_limit:
             self._compact_heap()
+
+    def _bad_rate(self, job: int, tau: float) -> None:
+        """Refuse a time per iteration that is not positive and finite (zero: an iteration that takes no
+        time has no slowdown and makes the debug checks divide by zero; infinite or NaN: the job never
+        ends). Named error: the job, its model and the rate model."""
+        raise ConfigError(
+            f"job {int(self.workload.job_id[job])} (model {self.workload.profile(job).name!r}): the performance model "
+            f"{type(self.model).__name__} gives a time per iteration of {tau!r} s on its placement "
+            f"({len(self.servers[job])} server(s)); it must be positive and finite (a job needs compute time "
+            "forward_s + backward_s > 0, or communication, in every iteration)"
+        )
 
     def _compact_heap(self) -> None:
         """Drop the stale completion entries (superseded rates, ended jobs), in place: callers may hold
