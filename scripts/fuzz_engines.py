@@ -191,14 +191,18 @@ def fuzz_task(tally: Tally, runs: int, seed: int) -> None:
 
 
 # ----------------------------------------------------------------------------- self-driving policies
-def _first_jobs(scenario: Any, k: int) -> Any:
+def _first_jobs(scenario: Any, k: int, most_iterations: int | None = None) -> Any:
+    """``scenario`` cut to the first ``k`` jobs of each episode, each of at most ``most_iterations``."""
     draw = scenario.workload
     if not callable(draw) or getattr(scenario, "setup", None) is not None:
         return scenario  # A-Online worlds draw cluster and jobs together: whole (small) episodes
 
     def workload(rng: np.random.Generator, cluster: ClusterSpec) -> Workload:
         full = draw(rng, cluster)
-        return full.subset(np.arange(min(k, full.num_jobs)))
+        cut = full.subset(np.arange(min(k, full.num_jobs)))
+        if most_iterations is not None:
+            cut = dataclasses.replace(cut, iterations=np.minimum(cut.iterations, most_iterations))
+        return cut
 
     return dataclasses.replace(scenario, workload=workload)
 
@@ -211,7 +215,8 @@ def fuzz_self(tally: Tally, runs: int, seed: int) -> None:
     for k in range(runs):
         rng = np.random.default_rng([seed, 3, k])
         spec, name, most, task_level = SELF_DRIVING[k % len(SELF_DRIVING)]
-        scenario = _first_jobs(get_scenario(name), int(rng.integers(2, most + 1)))
+        # Task-level episodes: at most 40 iterations a job (the reference path runs every task as an event).
+        scenario = _first_jobs(get_scenario(name), int(rng.integers(2, most + 1)), 40 if task_level else None)
         episode = int(rng.integers(0, 10_000))
         label = f"self seed={seed} k={k} {spec} on {name} episode {episode}"
         run = _checked(tally, "self", label, lambda: simulate(make_policy(spec), scenario, episode, debug=True))
