@@ -39,6 +39,11 @@ that kept one holding finishing no earlier than arrival + ``F·τ_ideal``, and t
 Violations raise :class:`InvariantError`. Inside :func:`ddl_gym.sim.checks.invariant_checks` every
 engine is built in debug mode and its checks are counted (self-driving policies included).
 
+**Zero-time iterations are refused**: a time per iteration from the rate model that is not positive
+and finite (``0``: a job with no compute and no communication, which has no defined slowdown;
+``inf``/NaN: a job that would never end) raises a :class:`ConfigError` naming the job, its model and
+the rate model when the job is started (in every mode, not only debug).
+
 **Compiled build** (optional): ``scripts/build_native.py`` compiles this very file with mypyc (the
 same code and float arithmetic, so bit-identical results; the golden tests run both builds).
 :class:`Simulator` and :func:`run_policy` are that build while its sha256 stamp matches this source,
