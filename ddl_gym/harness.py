@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from ddl_gym.scenarios import SCENARIOS, Scenario, get_scenario
+from ddl_gym.sim.checks import invariant_checks
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.metrics import SUMMARY_KEYS, SimResult
 from ddl_gym.sim.model import ConfigError
@@ -74,7 +75,7 @@ ID_COLUMNS: tuple[str, ...] = ("scenario", "policy", "seed")
 #: Every column of ``summary.csv``, in file order.
 SUMMARY_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, *SUMMARY_KEYS, "decisions", "invalid_actions", "invalid_action_rate", "completed", "driver",
-    "num_gpus", "num_servers", "gpus_per_server", "decision_time_s", "wall_time_s", "ddl_gym_version", "git_sha",
+    "invariant_checks", "num_gpus", "num_servers", "gpus_per_server", "decision_time_s", "wall_time_s", "ddl_gym_version", "git_sha",
     "cache_key",
 )
 #: Wall-clock measurements: vary from run to run, so never compared for determinism.
@@ -82,7 +83,7 @@ TIMING_COLUMNS: tuple[str, ...] = ("decision_time_s", "wall_time_s")
 _STRING_COLUMNS = ("scenario", "policy", "driver", "ddl_gym_version", "git_sha", "model", "gpu_ids",
                    "gpus_per_server", "cache_key")
 #: Integer columns of both files: restored to int64 when read back (a NaN would make pandas use float).
-_INT_COLUMNS = ("seed", "jobs", "decisions", "invalid_actions", "num_gpus", "num_servers",
+_INT_COLUMNS = ("seed", "jobs", "decisions", "invalid_actions", "invariant_checks", "num_gpus", "num_servers",
                 "job_id", "gpus", "iterations", "n_servers", "preemptions")
 #: Job-record columns that are never empty in a complete row (``n_servers`` is 0 for a job that never ran).
 _JOB_REQUIRED = ("job_id", "arrival_s", "gpus", "iterations", "n_servers", "arch", "rejected", "preemptions")
@@ -527,6 +528,7 @@ class EpisodeRun:
     wall_time_s: float  # wall time of the whole episode
     invalid_actions: int = 0  # env-driven: masked actions the env saw + actions the agent wrapper replaced
     env_steps: int = 0  # env-driven: steps taken (0 for the other drivers)
+    invariant_checks: int = 0  # debug: invariant checks the engines ran (every engine the policy built)
 
 
 class _TimedSimulator(Simulator):
@@ -630,7 +632,18 @@ def run_env_policy(
 
 
 def simulate(policy: Any, scenario: Scenario, seed: int, *, debug: bool = False) -> EpisodeRun:
-    """Run ``policy`` on ``scenario.episode(seed)`` with the driver its methods call for."""
+    """Run ``policy`` on ``scenario.episode(seed)`` with the driver its methods call for.
+
+    ``debug``: every engine built during the episode checks its invariants, whoever builds it (the
+    harness, the env, or a self-driving policy's ``run_episode``; :mod:`ddl_gym.sim.checks`), and
+    ``EpisodeRun.invariant_checks`` says how many checks ran.
+    """
+    with invariant_checks(debug) as session:
+        run = _simulate(policy, scenario, seed, debug)
+    return dataclasses.replace(run, invariant_checks=session.checks)
+
+
+def _simulate(policy: Any, scenario: Scenario, seed: int, debug: bool) -> EpisodeRun:
     driver = policy_driver(policy)
     t_start = time.perf_counter()
     invalid = steps = 0
@@ -697,6 +710,7 @@ def _pair_records(task: _PairTask, scenario: Scenario, run: EpisodeRun) -> tuple
         "invalid_action_rate": float(run.invalid_actions / run.env_steps) if run.env_steps else 0.0,
         "completed": bool(result.completed),
         "driver": run.driver,
+        "invariant_checks": int(run.invariant_checks),
         "num_gpus": int(result.cluster.num_gpus),
         "num_servers": int(result.cluster.num_servers),
         "gpus_per_server": _run_length(result.cluster.gpus_per_server),
@@ -716,6 +730,9 @@ def _run_pair(task: _PairTask) -> tuple[dict[str, Any], dict[str, Any]]:
     scenario = resolve_scenario(task.scenario, task.workload_csv, task.drop_oversized)
     policy = load_policy_spec(task.policy) if isinstance(task.policy, str) else task.policy
     run = simulate(policy, scenario, task.seed, debug=task.debug)
+    if task.debug and run.invariant_checks == 0:  # never a debug run that checked nothing
+        raise ConfigError(f"--debug: policy {task.label!r} on scenario {scenario.name!r} seed {task.seed} ran no "
+                          "invariant checks (it simulates on an engine ddl_gym cannot check)")
     if run.result.workload.num_jobs == 0:  # an empty episode would "complete" with jobs=0: it is an input error
         raise ConfigError(f"scenario {scenario.name!r} seed {task.seed} has no jobs; nothing to evaluate")
     return _pair_records(task, scenario, run)
@@ -1370,6 +1387,10 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
     results = EvalResults(summary=summary, jobs=jobs, out=out_path, reused=len(done_keys), files=files, stale=stale)
     if echo:
         print(results.markdown)
+    if debug and echo:
+        checked = sum(int(frame["invariant_checks"].iloc[0]) for frame in frames_s)
+        print(f"debug: {checked} invariant checks over {len(frames_s)} simulated pairs, 0 violations"
+              + (f"; {len(done_keys)} reused pairs were not re-checked" if done_keys else ""), file=sys.stderr)
     if errors:
         raise errors[0]
     return results

@@ -217,6 +217,10 @@ def _define_scenario_class():
             """The same scenario with some :class:`AOnlineSetup` fields changed (sweeps)."""
             return replace(self, setup=replace(self.setup, **changes), name=name or self.name)
 
+    # Defined inside a function (Scenario is imported late: ddl_gym.scenarios imports this module), but
+    # named as the module-level class it is bound to, so that pickle and copy.deepcopy find it.
+    AOnlineScenario.__qualname__ = "AOnlineScenario"
+    AOnlineScenario.__module__ = __name__
     return AOnlineScenario
 
 
