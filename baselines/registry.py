@@ -319,6 +319,15 @@ register_policy("aonline-ppo", "ddl_gym.agents.elastic:make_elastic_agent", {},
                 "MaskablePPO on DDLClusterElastic-v0 (job x configuration menu), shipped agent trained on aonline-ps-small")
 
 # ---------------------------------------------------------------------------------------------------
+# Non-clairvoyant references on the job-level engine (issue 31): attained service only, never remaining work.
+for _kind, _what in (("las", "Tiresias discretised 2D-LAS (GPU-s queues 3250/7200)"),
+                     ("gittins", "2D-Gittins index (Tiresias §3.2; Gittins 1989) on a size distribution")):
+    register_policy(_kind, "ddl_gym.baselines.attained:make_attained_policy", {"kind": _kind, "preempt": True},
+                    f"{_what}, preemptive, job-level engine, non-clairvoyant")
+    register_policy(f"{_kind}-np", "ddl_gym.baselines.attained:make_attained_policy", {"kind": _kind, "preempt": False},
+                    f"{_what}, non-preemptive, job-level engine, non-clairvoyant")
+
+# ---------------------------------------------------------------------------------------------------
 # Shipped agents (issue 14): trained agents committed under leaderboard/, by short name (agents/shipped.py).
 from ddl_gym.agents.shipped import SHIPPED_AGENTS as _SHIPPED  # noqa: E402  (light: no torch import)
 

@@ -34,6 +34,10 @@ Protocol (the same for every board):
   placement, averaged over seeds — no schedule's avg JCT can be lower (a job's JCT is at least its
   run time, and contention and spreading only slow it down). ``headroom`` = how far below the
   best reference that bound lies: an agent cannot beat the best reference by more.
+* **LP bound** (every board): the certified LP lower bound on avg JCT of
+  :mod:`ddl_gym.sim.lower_bound` (time-indexed mean-busy-time relaxation, valid for any schedule),
+  per seed, averaged; *LP headroom* = per seed ``(best reference − LP bound) / LP bound``, mean ±
+  95 % CI. Boards whose engine or rate model the bound's proof does not cover say so, with the reason.
 """
 
 from __future__ import annotations
@@ -181,6 +185,9 @@ class BoardResult:
     best_reference: str
     bound: float | None  # avg JCT boards only
     skipped: dict[str, str] = field(default_factory=dict)
+    lp_bound: float | None = None  # mean LP lower bound on avg JCT over the seeds
+    lp_headroom: tuple[float, float] | None = None  # (mean, 95% CI half-width) of (best ref − LP) / LP, in %
+    lp_note: str = ""  # why there is no LP bound (unsupported engine / model)
 
 
 def run_board(board: Board, *, cache: Path, workers: int | None = None, overwrite: bool = False,
@@ -219,7 +226,25 @@ def run_board(board: Board, *, cache: Path, workers: int | None = None, overwrit
         rows.append(row)
     table = pd.DataFrame(rows).sort_values(f"{metric}_mean", ascending=not board.higher_is_better,
                                            kind="stable").reset_index(drop=True)
-    return BoardResult(board, summary, table, best, bound, skipped)
+    lp_bound, lp_headroom, lp_note = lp_bound_figures(scenario, seeds, pivot[best] if metric == "avg_jct_s" else
+                                                      summary.pivot(index="seed", columns="policy",
+                                                                    values="avg_jct_s")[best])
+    return BoardResult(board, summary, table, best, bound, skipped, lp_bound, lp_headroom, lp_note)
+
+
+def lp_bound_figures(scenario: Any, seeds: Sequence[int], best_avg_jct: pd.Series
+                     ) -> tuple[float | None, tuple[float, float] | None, str]:
+    """Mean LP lower bound over ``seeds``, the best reference's LP headroom (mean, CI; %), or why there is none."""
+    from ddl_gym.harness import mean_ci
+    from ddl_gym.sim.lower_bound import LowerBoundUnsupported, scenario_lower_bound
+
+    try:
+        bounds = {s: scenario_lower_bound(scenario, s).avg_jct_s for s in seeds}
+    except LowerBoundUnsupported as exc:
+        return None, None, str(exc).removeprefix("LP lower bound: ")
+    heads = [100.0 * (float(best_avg_jct.loc[s]) - b) / b for s, b in bounds.items()]
+    mean, half, _ = mean_ci(heads)
+    return float(np.mean(list(bounds.values()))), (mean, half), ""
 
 
 def _metrics(board: Board) -> tuple[str, ...]:
@@ -299,6 +324,12 @@ def write_board(result: BoardResult, folder: Path, cache: Path, command: str) ->
     if headroom is not None:
         lines.append(f"* Bound (mean uncontended, most-consolidated run time; no schedule goes below): {result.bound:.0f} s, "
                      f"i.e. {headroom:+.1f}% from the best reference — the most any policy could gain here.")
+    if result.lp_bound is not None and result.lp_headroom is not None:
+        lines.append(f"* LP lower bound (`ddl_gym/sim/lower_bound.py`: certified, no schedule's avg JCT goes below it): "
+                     f"{result.lp_bound:.0f} s; the best reference's avg JCT is {result.lp_headroom[0]:+.1f}% ± "
+                     f"{result.lp_headroom[1]:.1f}% above it (per seed, 95% CI).")
+    else:
+        lines.append(f"* LP lower bound: not available for this board ({result.lp_note}).")
     columns = _metrics(board)
     digits = {"total_utility": 2}
     lines += ["", "| policy | kind | " + " | ".join(METRIC_LABELS[c] for c in columns)

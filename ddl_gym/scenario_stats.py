@@ -22,6 +22,10 @@ Definitions (per episode; the tables average them over seeds and policies):
 * **makespan / window** — makespan (first arrival to last completion) ÷ ``W``.
 * **spread vs pack** — per seed, avg JCT of ``<order>+spread`` over ``<order>+pack`` minus 1
   (same queue order): how much a bad placement costs in this scenario.
+* **LP bound** and **LP headroom** — the certified lower bound on avg JCT of any schedule
+  (:mod:`ddl_gym.sim.lower_bound`; "—" where its proof does not cover the scenario), mean over seeds,
+  and per seed ``(best measured policy's avg JCT − bound) / bound``, averaged. The suite's cards
+  (``--suite``, :mod:`ddl_gym.suite_cards`) choose the best reference on validation seeds instead.
 
 The job-level default policy set is :data:`JOB_LEVEL_POLICIES`; task-level scenarios (Ada-SRSF)
 use :data:`TASK_LEVEL_POLICIES`. ``ddl-gym scenarios --stats --markdown`` prints the README table.
@@ -34,7 +38,7 @@ import math
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -92,10 +96,16 @@ def offered_load(cluster: ClusterSpec, workload: Workload, model: PerformanceMod
 
 
 def contention_share(result: SimResult) -> float:
-    """Share of allocated GPU-seconds lost to contention (same placements, run alone); see module doc."""
+    """Share of allocated GPU-seconds lost to contention (same placements, run alone); see module doc.
+
+    With preemption (``result.gpu_seconds`` recorded) a job's allocated GPU-seconds are those it held,
+    not ``G_j·(finish − first start)``, so time spent preempted does not count as contention."""
     done = np.isfinite(result.finish)
-    runtime = (result.finish - result.start)[done]
     gpus = result.workload.gpus[done].astype(np.float64)
+    if result.gpu_seconds is not None:
+        runtime = result.gpu_seconds[done] / gpus
+    else:
+        runtime = (result.finish - result.start)[done]
     alloc = float((gpus * runtime).sum())
     if alloc <= 0:
         return 0.0
@@ -159,6 +169,17 @@ class EpisodeStats:
     makespan_s: float
     window_s: float
     avg_jct_s: float
+    lp_bound_s: float = math.nan  # NaN: the LP bound does not cover the scenario
+
+
+def lp_bound_or_nan(scenario: Scenario, cluster: ClusterSpec, workload: Workload) -> float:
+    """The LP lower bound on avg JCT of this episode, NaN where its proof does not apply."""
+    from ddl_gym.sim.lower_bound import LowerBoundUnsupported, lower_bound
+
+    try:
+        return lower_bound(workload, cluster, scenario.model, engine=scenario.engine, options=scenario.options).avg_jct_s
+    except LowerBoundUnsupported:
+        return math.nan
 
 
 def episode_stats(scenario: Scenario, policy: str, seed: int) -> EpisodeStats:
@@ -192,14 +213,19 @@ def measure(scenarios: Sequence[str], seeds: Sequence[int], policies: Sequence[s
             workers: int = 1) -> list[EpisodeStats]:
     """Every (scenario, policy, seed); ``policies=None`` uses :func:`default_policies` per scenario."""
     tasks = []
+    bounds: dict[tuple[str, int], float] = {}
     for name in scenarios:
         scenario = get_scenario(name)
         pols = tuple(policies) if policies else default_policies(scenario)
         tasks += [(name, p, int(s)) for p in pols for s in seeds]
+        for s in seeds:  # one LP per episode, shared by its policies
+            bounds[(name, int(s))] = lp_bound_or_nan(scenario, *scenario.episode(int(s)))
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(_run, tasks))
-    return [_run(t) for t in tasks]
+            stats = list(pool.map(_run, tasks))
+    else:
+        stats = [_run(t) for t in tasks]
+    return [replace(st, lp_bound_s=bounds[(name, st.seed)]) for st, (name, _, _) in zip(stats, tasks)]
 
 
 @dataclass(frozen=True)
@@ -218,6 +244,8 @@ class ScenarioSummary:
     makespan_s: float
     window_s: float
     spread_over_pack: float  # NaN when the pair was not run
+    lp_bound_s: float = math.nan
+    lp_headroom: float = math.nan  # mean over seeds of (best measured avg JCT − LP bound) / LP bound
 
 
 def summarise(stats: Sequence[EpisodeStats]) -> list[ScenarioSummary]:
@@ -236,6 +264,13 @@ def summarise(stats: Sequence[EpisodeStats]) -> list[ScenarioSummary]:
             by_seed = {r.seed: r.avg_jct_s for r in per_policy[pack]}
             ratios = [r.avg_jct_s / by_seed[r.seed] - 1.0 for r in per_policy[spread] if r.seed in by_seed]
             ratio = float(np.mean(ratios)) if ratios else math.nan
+        by_seed_best: dict[int, float] = {}
+        bound_by_seed: dict[int, float] = {}
+        for r in rows:
+            by_seed_best[r.seed] = min(by_seed_best.get(r.seed, math.inf), r.avg_jct_s)
+            bound_by_seed[r.seed] = r.lp_bound_s
+        heads = [by_seed_best[k] / b - 1.0 for k, b in bound_by_seed.items() if math.isfinite(b) and b > 0]
+        bounds = [b for b in bound_by_seed.values() if math.isfinite(b)]
         out.append(ScenarioSummary(
             scenario=name, policies=tuple(per_policy), seeds=len({r.seed for r in rows}),
             compute_util=float(np.mean([r.compute_util for r in rows])),
@@ -247,6 +282,8 @@ def summarise(stats: Sequence[EpisodeStats]) -> list[ScenarioSummary]:
             makespan_s=float(np.mean([r.makespan_s for r in rows])),
             window_s=float(np.mean([r.window_s for r in rows])),
             spread_over_pack=ratio,
+            lp_bound_s=float(np.mean(bounds)) if len(bounds) == len(bound_by_seed) else math.nan,
+            lp_headroom=float(np.mean(heads)) if len(heads) == len(bound_by_seed) else math.nan,
         ))
     return out
 
@@ -257,8 +294,9 @@ def _pct_range(lo: float, hi: float) -> str:
 
 def markdown(summaries: Sequence[ScenarioSummary]) -> str:
     """The table the README's scenario section quotes."""
-    lines = ["| scenario | compute util. | contention share | offered load | makespan / window | spread vs pack (avg JCT) |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| scenario | compute util. | contention share | offered load | makespan / window | spread vs pack (avg JCT) "
+             "| LP bound (s) | LP headroom of the best policy |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summaries:
         load = "offline" if math.isnan(s.offered_load) else f"{s.offered_load:.2f}"
         if s.window_s > 0:
@@ -266,8 +304,10 @@ def markdown(summaries: Sequence[ScenarioSummary]) -> str:
         else:
             span = f"{s.makespan_s / 60:.1f} min (all at t=0)"
         spread = "—" if math.isnan(s.spread_over_pack) else f"{s.spread_over_pack:+.0%}"
+        bound = "—" if math.isnan(s.lp_bound_s) else f"{s.lp_bound_s:.0f}"
+        head = "—" if math.isnan(s.lp_headroom) else f"{100 * s.lp_headroom:+.1f}%"
         lines.append(f"| `{s.scenario}` | {_pct_range(*s.compute_util_range)} | {_pct_range(*s.contention_range)} | "
-                     f"{load} | {span} | {spread} |")
+                     f"{load} | {span} | {spread} | {bound} | {head} |")
     return "\n".join(lines)
 
 
@@ -283,7 +323,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"{','.join(JOB_LEVEL_POLICIES)} / {','.join(TASK_LEVEL_POLICIES)})")
     parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
     parser.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--suite", action="store_true",
+                        help="the task suite's cards instead (ddl_gym/suite_cards.py: best reference on validation "
+                             "seeds, LP headroom on test seeds); with --quick, --task, --write")
+    args, rest = parser.parse_known_args(argv)
+    if args.suite:
+        if not args.stats:
+            raise ConfigError("--suite goes with --stats (ddl-gym scenarios --stats --suite)")
+        from ddl_gym.suite_cards import main as suite_main
+
+        return suite_main([*rest, "--workers", str(max(1, args.workers))], prog="ddl-gym scenarios --stats --suite")
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if not args.stats:
         from ddl_gym.scenarios import SCENARIOS, _register_paper_scenarios
 

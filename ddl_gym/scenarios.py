@@ -328,6 +328,7 @@ PAPER_SCENARIO_SOURCES: list[str] = [
     "ddl_gym.workloads.aonline:AONLINE_SCENARIOS",
     "ddl_gym.workloads.windows:window_scenarios",
     "ddl_gym.agents.transfer:transfer_scenarios",
+    "ddl_gym.suite_scenarios:suite_scenarios",  # the versioned task suite (ddl_gym/suite.py, issue 31)
 ]
 _PAPER_SCENARIOS_LOADED: set[str] = set()
 

@@ -51,6 +51,13 @@ def test_board_picks_the_best_reference_by_mean_and_writes_paired_rows(tmp_path)
     write_board(result, tmp_path / "board", tmp_path / "cache", "cmd")
     readme = (tmp_path / "board" / "README.md").read_text()
     assert f"**{result.best_reference}**" in readme and "`a-srpt`" in readme
+    # the LP bound: below every policy on every seed, and shown on the board
+    from ddl_gym.sim.lower_bound import scenario_lower_bound
+
+    for seed in board.seeds:
+        assert pivot.loc[seed].min() >= scenario_lower_bound(get_scenario("small"), seed).avg_jct_s
+    assert result.lp_bound is not None and result.lp_headroom is not None and result.lp_headroom[0] >= 0
+    assert f"LP lower bound (`ddl_gym/sim/lower_bound.py`" in readme and f"{result.lp_bound:.0f} s" in readme
     assert len(pd.read_csv(tmp_path / "board" / "results.csv")) == 2
 
 
@@ -82,3 +89,4 @@ def test_a_higher_is_better_board_picks_the_highest_mean_and_counts_seeds_above_
     write_board(result, tmp_path / "board", tmp_path / "cache", "cmd")
     readme = (tmp_path / "board" / "README.md").read_text()
     assert "higher is better" in readme and "| total utility |" in readme and "Bound" not in readme
+    assert result.lp_bound is None and "LP lower bound: not available for this board (performance model 'smd-ps'" in readme
