@@ -1,7 +1,7 @@
 """Train a MaskablePPO agent on a ``DDLCluster-<Task>-v1`` task, top to bottom (issue 31's recipe).
 
-    python -m ddl_gym.agents.train_v1 --task pollux-25g --expert srsf+ca --reference srsf+ca \\
-        --timesteps 300000 --out runs/v1-pollux-25g
+    python -m ddl_gym.agents.train_v1 --preset v1 --task pollux-25g --expert srsf+ca --reference srsf+ca \\
+        --out runs/v1-pollux-25g
 
 The recipe, and why:
 
@@ -86,7 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ent-coef", type=float, default=0.003)
     parser.add_argument("--validate-every", type=int, default=20_000, help="environment steps between validations")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--preset", help="a YAML file (or a name in agents/presets/) whose keys set these defaults")
     parser.add_argument("--out", required=True)
+    first, _ = parser.parse_known_args(argv)
+    if first.preset:
+        parser.set_defaults(**_preset_defaults(parser, first.preset))
     args = parser.parse_args(argv)
     for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every"):
         if getattr(args, name) < 1:
@@ -157,6 +161,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         log["cpu_s"] = time.process_time() - cpu0
         (out / "log.json").write_text(json.dumps(log, indent=2))
     return 0
+
+
+def _preset_defaults(parser: argparse.ArgumentParser, name: str) -> dict[str, Any]:
+    """The keys of a preset file as argparse defaults (unknown keys and wrong types are named errors)."""
+    import yaml
+
+    path = Path(name)
+    if not path.suffix:
+        path = Path(__file__).with_name("presets") / f"{name}.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"preset {path}: cannot read it ({type(exc).__name__})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"preset {path}: expected a mapping of settings")
+    known = {a.dest: a for a in parser._actions}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "description":
+            continue
+        action = known.get(str(key))
+        if action is None or action.dest in ("help", "preset", "out"):
+            raise ConfigError(f"preset {path}: unknown key {key!r}")
+        try:
+            out[action.dest] = action.type(value) if action.type is not None else value
+        except (TypeError, ValueError):
+            raise ConfigError(f"preset {path}: {key} must be of type {action.type.__name__}, got {value!r}") from None
+    return out
 
 
 def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, score: float, steps: int) -> None:
