@@ -88,6 +88,10 @@ def trained_observation(meta: dict[str, Any]) -> str:
 def observation_kwargs(meta: dict[str, Any]) -> dict[str, Any]:
     """The ``DDLClusterEnv`` arguments that rebuild an agent's observation layout."""
     kind = trained_observation(meta)
+    if kind == "v1":  # DDLCluster-v1 (ddl_gym.envs.cluster_env_v1): the harness builds that env for env_version 1
+        layout = meta["observation_layout"]
+        return {"env_version": 1, "max_window": int(layout["slots"]), "clairvoyant": bool(layout["clairvoyant"]),
+                "running_slots": int(layout["running_slots"])}
     if kind == "portable":
         return {"observation": kind, "max_window": int(meta["observation_layout"]["slots"])}
     return {"observation": kind}
@@ -268,7 +272,9 @@ def run_agent_episode(policy: AgentPolicy, scenario: str, seed: int) -> Any:
     """
     import gymnasium as gym
 
-    env = gym.make("ddl_gym:DDLCluster-v0", scenario=scenario, render_mode=None, **policy.env_kwargs)
+    from ddl_gym.harness import make_agent_env
+
+    env = make_agent_env(scenario, policy.env_kwargs)
     policy.check_env(env)
     policy.reset(seed)
     obs, info = env.reset(seed=int(seed))

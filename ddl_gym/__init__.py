@@ -44,4 +44,22 @@ if "DDLClusterPlacement-v0" not in registry:
 if "DDLClusterElastic-v0" not in registry:  # A-Online's elastic jobs: job x configuration menu
     register(id="DDLClusterElastic-v0", entry_point="ddl_gym.envs.elastic_env:DDLClusterElasticEnv", kwargs={"scenario": "aonline-ps"})
 
+# v1 (issue 31): running jobs observed, optional non-clairvoyant view, arrival pools, γ = 1 (see
+# ddl_gym.envs.cluster_env_v1); one id per task of the versioned suite (ddl_gym.suite).
+_V1_ENTRY = "ddl_gym.relative_reward:make_v1_env"
+if "DDLCluster-v1" not in registry:
+    register(id="DDLCluster-v1", entry_point=_V1_ENTRY, kwargs={"scenario": "default"})
+
+
+def _register_suite() -> None:
+    from ddl_gym.suite import TASKS
+
+    for task in TASKS:
+        if task.env_id not in registry:
+            register(id=task.env_id, entry_point=_V1_ENTRY,
+                     kwargs={"scenario": task.scenario, "clairvoyant": task.clairvoyant})
+
+
+_register_suite()
+
 __all__ = ["__version__"]

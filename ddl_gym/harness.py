@@ -68,7 +68,7 @@ from ddl_gym.scenarios import SCENARIOS, Scenario, get_scenario
 from ddl_gym.sim.checks import invariant_checks
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.metrics import SUMMARY_KEYS, SimResult
-from ddl_gym.sim.model import ConfigError
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 
 #: Columns identifying one evaluated pair.
 ID_COLUMNS: tuple[str, ...] = ("scenario", "policy", "seed")
@@ -598,11 +598,9 @@ def run_env_policy(
         actions the policy itself replaced before the env saw them (its ``invalid_replacements``
         counter, e.g. plain PPO agents).
     """
-    from ddl_gym.envs.cluster_env import DDLClusterEnv
-
     kwargs = dict(getattr(policy, "env_kwargs", None) or {}) if env_kwargs is None else dict(env_kwargs)
     kwargs.setdefault("debug", debug)
-    env = DDLClusterEnv(scenario, **kwargs)
+    env = make_agent_env(scenario, kwargs)
     invalid = 0
     steps = 0
     try:
@@ -651,18 +649,45 @@ def _simulate(policy: Any, scenario: Scenario, seed: int, debug: bool) -> Episod
         result, decision, invalid, steps = run_env_policy(policy, scenario, seed, debug=debug)
     else:
         cluster, workload = scenario.episode(seed)
-        rng = np.random.default_rng(seed)
-        if driver == "self":
-            t0 = time.perf_counter()
-            result = policy.run_episode(scenario, cluster, workload, rng)
-            decision = time.perf_counter() - t0
-        else:
-            sim = _TimedSimulator(cluster, workload, scenario.model, debug=debug)
-            timed = _TimedScheduler(policy)
-            result = run_policy(sim, timed, rng)
-            decision = max(0.0, timed.seconds - sim._harness_start_s)
+        result, decision = simulate_episode(policy, scenario, cluster, workload, seed, debug=debug)
     return EpisodeRun(result=result, driver=driver, decision_time_s=decision,
                       wall_time_s=time.perf_counter() - t_start, invalid_actions=invalid, env_steps=steps)
+
+
+def make_agent_env(scenario: str | Scenario, env_kwargs: Mapping[str, Any]) -> Any:
+    """The env an agent acts in: ``DDLClusterEnv`` (v0), or ``DDLClusterEnvV1`` when ``env_kwargs`` says
+    ``env_version=1`` (agents trained on ``DDLCluster-*-v1`` record it)."""
+    kwargs = dict(env_kwargs)
+    version = kwargs.pop("env_version", 0)
+    if version == 1:
+        from ddl_gym.envs.cluster_env_v1 import DDLClusterEnvV1
+
+        return DDLClusterEnvV1(scenario, **kwargs)
+    if version != 0:
+        raise ConfigError(f"env_version must be 0 or 1, got {version!r}")
+    from ddl_gym.envs.cluster_env import DDLClusterEnv
+
+    return DDLClusterEnv(scenario, **kwargs)
+
+
+def simulate_episode(policy: Any, scenario: Scenario, cluster: ClusterSpec, workload: Workload, seed: int, *,
+                     debug: bool = False) -> tuple[SimResult, float]:
+    """Run a scheduler or self-driving ``policy`` on a given episode (``cluster``, ``workload``) with the
+    generator ``default_rng(seed)``; returns ``(records, seconds inside the policy)``. What
+    :func:`simulate` does after drawing ``scenario.episode(seed)``; env-driven policies (agents) need
+    :func:`run_env_policy` instead."""
+    driver = policy_driver(policy)
+    rng = np.random.default_rng(seed)
+    if driver == "self":
+        t0 = time.perf_counter()
+        result = policy.run_episode(scenario, cluster, workload, rng)
+        return result, time.perf_counter() - t0
+    if driver != "native":
+        raise ConfigError(f"policy {policy_label(policy)!r} drives the env itself; it cannot run on a given episode")
+    sim = _TimedSimulator(cluster, workload, scenario.model, debug=debug)
+    timed = _TimedScheduler(policy)
+    result = run_policy(sim, timed, rng)
+    return result, max(0.0, timed.seconds - sim._harness_start_s)
 
 
 # ============================================================================ one (policy, seed) pair

@@ -1,0 +1,218 @@
+"""Train a MaskablePPO agent on a ``DDLCluster-<Task>-v1`` task, top to bottom (issue 31's recipe).
+
+    python -m ddl_gym.agents.train_v1 --preset v1 --task pollux-25g --expert srsf+ca --reference srsf+ca \\
+        --out runs/v1-pollux-25g
+
+The recipe, and why:
+
+1. **The v1 env** (:mod:`ddl_gym.envs.cluster_env_v1`): the observation shows the running jobs (when
+   GPUs free up), which decides whether waiting pays.
+2. **γ = 1**: rewards are costs over simulated time and steps are decisions of uneven length; a
+   per-decision γ < 1 makes each extra "advance" shrink all later costs, so idling pays.
+3. **Reference-relative reward** (:class:`ddl_gym.relative_reward.ReferenceRelativeReward`): each
+   step's cost minus the reference policy's over the same interval on the same input. The return is
+   Σ JCT(reference) − Σ JCT(agent): the optimum is unchanged, the input's variance (hours between
+   workloads) is gone.
+4. **Arrival pool**: training episodes draw their input from ``--pool`` fixed train seeds, so the
+   reference's run is computed once per input and several rollouts share each input.
+5. **Behaviour-cloning warm start** from a classic expert (``--expert``), then PPO.
+6. **Selection on validation seeds** (the task's), never on its test seeds: the agent saved is the
+   checkpoint with the lowest mean avg JCT on them.
+
+Writes ``OUT/agent.zip`` (+ ``agent.json`` metadata, ``agent.vecnormalize.pkl``), ``OUT/log.json``
+(validation curve, BC accuracy, CPU seconds). Load it with
+``ddl_gym.agents.load_policy("maskable-ppo:OUT/agent.zip")``; ``ddl-gym eval`` runs it in the v1 env.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+import ddl_gym
+from ddl_gym.sim.model import ConfigError
+
+
+def make_env(task_scenario: str, clairvoyant: bool, pool: Sequence[int] | None, reference: str | None,
+             window: int) -> Any:
+    from ddl_gym.relative_reward import make_v1_env
+
+    return make_v1_env(task_scenario, clairvoyant=clairvoyant, arrival_pool=pool, reference=reference,
+                       window=window)
+
+
+def _thunk(*args: Any):
+    def build() -> Any:
+        from stable_baselines3.common.monitor import Monitor
+
+        return Monitor(make_env(*args))
+    return build
+
+
+def validate(model: Any, norm: Any, scenario: str, clairvoyant: bool, seeds: Sequence[int], window: int) -> float:
+    """Mean avg JCT (s) of the deterministic masked policy on ``seeds`` (plain −ΣJCT env, no reference)."""
+    env = make_env(scenario, clairvoyant, None, None, window)
+    jcts = []
+    for seed in seeds:
+        obs, info = env.reset(seed=int(seed))
+        while True:
+            x = norm.normalize_obs(obs[None, :]).astype(np.float32)
+            action, _ = model.predict(x, action_masks=info["action_mask"][None, :].astype(bool), deterministic=True)
+            obs, _, terminated, truncated, info = env.step(int(action[0]))
+            if terminated or truncated:
+                jcts.append(info["metrics"]["avg_jct_s"])
+                break
+    return float(np.mean(jcts))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", required=True, help="suite task name (ddl_gym.suite)")
+    parser.add_argument("--expert", required=True, help="classic order+placement policy to clone first (e.g. srsf+ca)")
+    parser.add_argument("--reference", required=True, help="reference policy of the relative reward")
+    parser.add_argument("--timesteps", type=int, default=300_000)
+    parser.add_argument("--pool", type=int, default=256, help="train seeds in the arrival pool (first of the task's)")
+    parser.add_argument("--n-envs", type=int, default=8)
+    parser.add_argument("--window", type=int, default=8)
+    parser.add_argument("--bc-episodes", type=int, default=40)
+    parser.add_argument("--bc-epochs", type=int, default=20)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--ent-coef", type=float, default=0.003)
+    parser.add_argument("--validate-every", type=int, default=20_000, help="environment steps between validations")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--preset", help="a YAML file (or a name in agents/presets/) whose keys set these defaults")
+    parser.add_argument("--out", required=True)
+    first, _ = parser.parse_known_args(argv)
+    if first.preset:
+        parser.set_defaults(**_preset_defaults(parser, first.preset))
+    args = parser.parse_args(argv)
+    for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from ddl_gym.agents.imitation import behaviour_cloning, collect_demonstrations, imitation_accuracy
+    from ddl_gym.suite import get_task
+
+    torch.set_num_threads(1)
+    try:
+        task = get_task(args.task)
+    except ValueError as exc:
+        raise SystemExit(f"train_v1: {exc}") from None
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cpu0 = time.process_time()
+    scenario = task.training_scenario
+    train = task.train_seeds
+    pool = list(range(train.start, train.start + args.pool))
+    bc_seeds = range(train.start + args.pool, train.start + args.pool + args.bc_episodes)  # disjoint from the pool
+    validation = list(task.validation_seeds)
+
+    # 1. Vectorised training envs: v1 observation, arrival pool, reference-relative reward; obs normalised.
+    fns = [_thunk(scenario, task.clairvoyant, pool, args.reference, args.window) for _ in range(args.n_envs)]
+    venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
+    venv.seed(args.seed)
+    model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=0.95,
+                        learning_rate=args.learning_rate, n_steps=256, batch_size=512, n_epochs=5,
+                        ent_coef=args.ent_coef, clip_range=0.1, vf_coef=0.5, max_grad_norm=0.5,
+                        policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]},
+                                       "activation_fn": torch.nn.Tanh})
+
+    # 2. Behaviour cloning of the expert on seeds outside the pool (obs statistics fitted on its states).
+    demo_env = make_env(scenario, task.clairvoyant, None, None, args.window)
+    demos = collect_demonstrations(demo_env, args.expert, bc_seeds, "window")
+    venv.obs_rms.update(demos["obs"])
+    obs = venv.normalize_obs(demos["obs"]).astype(np.float32)
+    before = imitation_accuracy(model, obs, demos["actions"], demos["masks"])
+    history = behaviour_cloning(model, obs, demos["actions"], demos["masks"], epochs=args.bc_epochs, seed=args.seed)
+    log: dict[str, Any] = {"task": task.name, "expert": args.expert, "reference": args.reference, "pool": args.pool,
+                           "bc": {"samples": int(len(obs)), "accuracy_before": before,
+                                  "accuracy_after": history[-1]["accuracy"]}, "validation": []}
+    print(f"BC {args.expert}: accuracy {before:.3f} -> {history[-1]['accuracy']:.3f} on {len(obs)} states",
+          file=sys.stderr, flush=True)
+
+    # 3. PPO with validation-based selection.
+    best = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window)
+    log["validation"].append({"timesteps": 0, "avg_jct_s": best})
+    print(f"t=0 validation avg JCT {best:.1f}s", file=sys.stderr, flush=True)
+    _save(model, venv, out, task, args, best, 0)
+    done = 0
+    while done < args.timesteps:
+        chunk = min(args.validate_every, args.timesteps - done)
+        model.learn(total_timesteps=chunk, reset_num_timesteps=False)
+        done += chunk
+        venv.training = False
+        score = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window)
+        venv.training = True
+        log["validation"].append({"timesteps": done, "avg_jct_s": score})
+        print(f"t={done} validation avg JCT {score:.1f}s (best {min(best, score):.1f}s)", file=sys.stderr, flush=True)
+        if score < best:
+            best = score
+            _save(model, venv, out, task, args, best, done)
+        log["cpu_s"] = time.process_time() - cpu0
+        (out / "log.json").write_text(json.dumps(log, indent=2))
+    return 0
+
+
+def _preset_defaults(parser: argparse.ArgumentParser, name: str) -> dict[str, Any]:
+    """The keys of a preset file as argparse defaults (unknown keys and wrong types are named errors)."""
+    import yaml
+
+    path = Path(name)
+    if not path.suffix:
+        path = Path(__file__).with_name("presets") / f"{name}.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"preset {path}: cannot read it ({type(exc).__name__})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"preset {path}: expected a mapping of settings")
+    known = {a.dest: a for a in parser._actions}
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "description":
+            continue
+        action = known.get(str(key))
+        if action is None or action.dest in ("help", "preset", "out"):
+            raise ConfigError(f"preset {path}: unknown key {key!r}")
+        try:
+            out[action.dest] = action.type(value) if action.type is not None else value
+        except (TypeError, ValueError):
+            raise ConfigError(f"preset {path}: {key} must be of type {action.type.__name__}, got {value!r}") from None
+    return out
+
+
+def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, score: float, steps: int) -> None:
+    """agent.zip + agent.json (the metadata ddl_gym.agents.load_policy reads) + observation statistics."""
+    env = make_env(task.scenario, task.clairvoyant, None, None, args.window)
+    base = env.unwrapped
+    layout = {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.observation_layout.items()}
+    meta = {
+        "algo": "maskable-ppo", "scenario": task.scenario, "task": task.name, "ddl_gym_version": ddl_gym.__version__,
+        "env_id": task.env_id, "env_kwargs": {"window": args.window, "clairvoyant": task.clairvoyant},
+        "observation_layout": layout, "observation_shape": list(env.observation_space.shape),
+        "action_n": int(env.action_space.n), "window": int(base.window), "placements": list(base.placement_names),
+        "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": score,
+        "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
+                   "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "seed": args.seed},
+        "vecnormalize": "agent.vecnormalize.pkl",
+    }
+    model.save(out / "agent.zip")
+    venv.save(str(out / "agent.vecnormalize.pkl"))  # VecNormalize pickles its statistics without the envs
+    (out / "agent.json").write_text(json.dumps(meta, indent=2))
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ConfigError as exc:
+        raise SystemExit(f"train_v1: {exc}") from None

@@ -1,0 +1,51 @@
+"""The v1 training recipe and the suite's agent scoring (issue 31)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ddl_gym.agents.suite_eval import goal_verdict
+from ddl_gym.agents.train_v1 import main as train_v1
+from ddl_gym.harness import evaluate
+from ddl_gym.sim.model import ConfigError
+
+
+@pytest.mark.parametrize("change, ci, better, seeds, verdict", [
+    (-12.0, 3.0, 18, 20, "met"),
+    (-12.0, 3.0, 15, 20, "not worse"),   # better on only 75% of seeds
+    (-9.9, 1.0, 20, 20, "not worse"),    # a magnitude claim: 9.9% is not 10%
+    (-12.0, 13.0, 20, 20, "not worse"),  # the CI reaches 0
+    (2.0, 1.0, 3, 20, "worse"),
+    (0.0, 0.0, 0, 20, "not worse"),      # an exact tie
+])
+def test_goal_verdict_rule(change, ci, better, seeds, verdict):
+    assert goal_verdict(change, ci, better, seeds) == verdict
+
+
+def test_tiny_training_run_gives_an_agent_the_harness_runs_in_the_v1_env(tmp_path):
+    out = tmp_path / "agent"
+    assert train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", "--timesteps", "256",
+                     "--validate-every", "256", "--pool", "2", "--n-envs", "1", "--bc-episodes", "1",
+                     "--bc-epochs", "1", "--out", str(out)]) == 0
+    meta = json.loads((out / "agent.json").read_text())
+    assert meta["observation_layout"]["observation"] == "v1" and meta["recipe"]["gamma"] == 1.0
+    log = json.loads((out / "log.json").read_text())
+    assert [v["timesteps"] for v in log["validation"]] == [0, 256]
+    results = evaluate([f"maskable-ppo:{out / 'agent.zip'}"], "small", [1_000_000], None, workers=1, progress=False,
+                       plots=False, echo=False)
+    row = results.summary.iloc[0]
+    assert row["jobs"] == 40 and row["invalid_actions"] == 0
+
+
+def test_preset_errors_are_named(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("learning_rate: fast\n")
+    with pytest.raises(ConfigError, match="learning_rate must be of type float"):
+        train_v1(["--preset", str(bad), "--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack",
+                  "--out", str(tmp_path / "x")])
+    bad.write_text("gamma: 0.99\n")
+    with pytest.raises(ConfigError, match="unknown key 'gamma'"):
+        train_v1(["--preset", str(bad), "--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack",
+                  "--out", str(tmp_path / "x")])
