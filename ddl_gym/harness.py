@@ -369,6 +369,10 @@ def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_MET
         raise ConfigError(f"{out / SUMMARY_FILE}: not found; run `ddl-gym eval --out {out}` first")
     summary, _ = read_results(out)
     raw_rows = len(_read_csv(out / SUMMARY_FILE))
+    skipped = raw_rows - len(summary)
+    if summary.empty:
+        raise ConfigError(f"{out / SUMMARY_FILE}: no complete row to compare ({raw_rows} row(s), all incomplete or "
+                          "torn); rerun `ddl-gym eval` on this --out to recompute them")
     missing = [m for m in metrics if m not in summary.columns]
     if missing:
         raise ConfigError(f"{out / SUMMARY_FILE}: no column {missing[0]!r} (metrics: {', '.join(metrics)})")
@@ -382,7 +386,6 @@ def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_MET
                               "(ddl-gym eval --overwrite) or drop the row")
     paired = paired_differences(summary, reference, metrics)
     text = paired_markdown(paired)
-    skipped = raw_rows - len(summary)
     if skipped > 0:  # torn (a crash mid-write) or repeated rows: reported, never silently left out
         note = (f"(skipped {skipped} incomplete or repeated row(s) of {out / SUMMARY_FILE}; "
                 "`ddl-gym eval` on the same --out recomputes incomplete pairs)")

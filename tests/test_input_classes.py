@@ -251,6 +251,33 @@ def test_device_cuda_without_cuda_is_refused(files: Path) -> None:
     assert not (files / "t" / "config.json").exists()  # refused before the folder is touched
 
 
+def test_compare_reports_torn_rows_and_refuses_nan_metrics(tmp_path: Path) -> None:
+    from ddl_gym import harness
+
+    harness.evaluate(["fifo+pack", "sjf+pack"], "small", 2, tmp_path, workers=1, progress=False, echo=False,
+                     plots=False)
+    summary = tmp_path / "summary.csv"
+    good = summary.read_text()
+    summary.write_text(good + "small,fifo+pack,7,12.5\n")  # a row torn by a crash mid-write
+    with pytest.warns(UserWarning, match="skipped 1 incomplete or repeated row"):
+        _, text = harness.compare(tmp_path, "fifo+pack", ["avg_jct_s"], write=False)
+    assert "skipped 1 incomplete or repeated row" in text
+    header, *rows = good.splitlines()
+    column = header.split(",").index("makespan_s")
+    cells = rows[0].split(",")
+    cells[column] = "nan"  # an empty/NaN metric: the row is incomplete, left out and counted
+    summary.write_text("\n".join([header, ",".join(cells), *rows[1:]]) + "\n")
+    with pytest.warns(UserWarning, match="skipped 1 incomplete"):
+        harness.compare(tmp_path, "fifo+pack", ["makespan_s"], write=False)
+    cells[column] = "inf"  # a number that is not finite: a named error
+    summary.write_text("\n".join([header, ",".join(cells), *rows[1:]]) + "\n")
+    with pytest.raises(ConfigError, match="metric 'makespan_s' is not a finite number for policy"):
+        harness.compare(tmp_path, "fifo+pack", ["makespan_s"], write=False)
+    summary.write_text(header + "\nsmall,fifo+pack,0\n")
+    with pytest.raises(ConfigError, match="summary.csv: no complete row to compare"):
+        harness.compare(tmp_path, "fifo+pack", ["avg_jct_s"], write=False)
+
+
 def test_every_class_has_cases() -> None:
     counts = Counter(c.cls for c in CASES)
     assert set(counts) == {"policy-option", "env-argument", "scenario-file", "cli-number", "ignored-input",
