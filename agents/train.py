@@ -562,6 +562,9 @@ def _check_inputs(args: argparse.Namespace, cfg: dict[str, Any] | None = None) -
     from ddl_gym.scenarios import get_scenario
 
     _check_device(args.device)
+    if not args.bc_expert and (args.bc_steps is not None or args.bc_episodes is not None):
+        raise ConfigError("--bc-steps/--bc-episodes shape the behaviour-cloning warm start, which runs only with "
+                          "--bc-expert POLICY; without it they would be ignored")
     scenario = get_scenario(args.scenario)
     if scenario.engine != "job":
         raise ConfigError(f"scenario {scenario.name!r} uses the {scenario.engine}-level engine; the env (and so "
@@ -629,6 +632,11 @@ def _train(args: argparse.Namespace) -> int:
         cfg = resolve_config(args)
         _check_inputs(args, cfg)
     _write_json_atomic(out / "config.json", cfg)
+    rollout = int(cfg["ppo"].get("n_steps", 2048)) * int(cfg["n_envs"])
+    if int(cfg["timesteps"]) % rollout:  # PPO learns whole rollouts: say what the run will really take
+        steps = -(-int(cfg["timesteps"]) // rollout) * rollout
+        log(f"note: timesteps {cfg['timesteps']} is not a whole number of rollouts (n_steps x n_envs = {rollout}); "
+            f"PPO trains whole rollouts, so this run takes {steps} steps")
 
     import torch
     from sb3_contrib import MaskablePPO

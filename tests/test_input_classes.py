@@ -165,6 +165,8 @@ CASES: list[Case] = [
          ("--drop-oversized",)),
     Case("ignored-input", "compare on a folder without summary", _cli("compare", "--out", "{tmp}/summary_dir",
                                                                       "--reference", "fifo+pack"), ("summary.csv",)),
+    Case("ignored-input", "train --bc-steps without --bc-expert", _cli("train", "--bc-steps", "3", "--out", "{tmp}/t"),
+         ("--bc-steps", "--bc-expert")),
     # ---- training presets
     *(Case("train-preset", name, _cli("train", "--preset", f"{{tmp}}/{name}.yaml", "--out", "{tmp}/t"),
            (f"{name}.yaml", *mention))
