@@ -107,6 +107,21 @@ CASES: list[Case] = [
     Case("policy-option", "smd m_delta inf", _api(_policy("smd:m_delta=inf")), ("m_delta",)),
     Case("policy-option", "smd-fc q 50", _api(_policy("smd-fc:q=50")), ("q",)),
     Case("policy-option", "smd q 0", _api(_policy("smd:q=0")), ("q",)),
+    Case("policy-option", "mcts sims 1e9", _api(_policy("mcts:guide=srsf+pack,sims=1000000000")), ("simulations",)),
+    Case("policy-option", "tiresias variant", _api(_policy("tiresias:variant=x")), ("variant",)),
+    Case("policy-option", "tiresias overhead nan", _api(_policy("tiresias:preempt_overhead_slots=nan")),
+         ("preempt_overhead_slots",)),
+    Case("policy-option", "a-online paper_alpha 1e9", _api(_policy("a-online:paper_alpha=1000000000")), ("paper_alpha",)),
+    Case("policy-option", "a-online max_workers 0", _api(_policy("a-online:max_workers=0")), ("max_workers",)),
+    Case("policy-option", "a-srpt comm_heavy nan", _api(_policy("a-srpt:comm_heavy=nan")), ("comm_heavy",)),
+    Case("policy-option", "sjf-bco lam inf", _api(_policy("sjf-bco:lam=inf")), ("lam",)),
+    Case("policy-option", "sjf-bco kappa 1e9", _api(_policy("sjf-bco:kappa=1000000000")), ("kappa",)),
+    Case("env-argument", "placement max_servers 1e9",
+         _api(_env("ddl_gym:DDLClusterPlacement-v0", max_servers=10**9)), ("max_servers",)),
+    Case("scenario-file", "recurring trace num_jobs 1e9 (API)", _api(lambda: __import__(
+        "ddl_gym.workloads.recurring", fromlist=["x"]).RecurringSpec(num_jobs=10**9)), ("num_jobs",)),
+    Case("scenario-file", "recurring trace sigma nan (API)", _api(lambda: __import__(
+        "ddl_gym.workloads.recurring", fromlist=["x"]).RecurringSpec(sigma=math.nan)), ("sigma",)),
     # ---- env constructor arguments
     Case("env-argument", "max_window 1e9", _api(_env("ddl_gym:DDLCluster-v0", max_window=10**9)), ("max_window",)),
     Case("env-argument", "window 1e9", _api(_env("ddl_gym:DDLCluster-v0", window=10**9)), ("window",)),
