@@ -247,8 +247,9 @@ def make_policy(name: str, **overrides: Any) -> Any:
         raise ConfigError(f"policy {name!r} is not available: {exc}") from None
     try:
         return getattr(module, factory_name)(**{**kwargs, **overrides})
-    except TypeError as exc:  # an option the factory does not take
-        raise ConfigError(f"policy {name!r}: {exc}") from None
+    except (TypeError, ValueError, OverflowError) as exc:  # an option the factory does not take, or a bad value
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"policy {name!r}: {text}") from None
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -246,8 +246,14 @@ class SJFBCOPolicy:
             raise ConfigError(f"SJF-BCO policy: unknown kind {kind!r}; choose sjf-bco, ff, ls or rand")
         if online not in ONLINE_MODES:
             raise ConfigError(f"SJF-BCO policy: online must be one of {ONLINE_MODES}, got {online!r}")
-        if not lam >= 1.0:
-            raise ConfigError(f"SJF-BCO policy: lam (λ_j) must be >= 1, got {lam}")
+        from ddl_gym.bounds import check_float, check_int
+
+        check_float(lam, 1.0, 1e6, "SJF-BCO policy: lam (λ_j)")
+        if horizon is not None:
+            check_float(horizon, 0.0, 1e12, "SJF-BCO policy: horizon", low_open=True)
+        if kappa is not None:  # κ candidates: each is one trial plan
+            for value in ([kappa] if isinstance(kappa, (int, float)) else list(kappa)):
+                check_int(value, 1, 10_000, "SJF-BCO policy: kappa")
         if bisection not in ("paper", "feasible"):
             raise ConfigError(f"SJF-BCO policy: bisection must be 'paper' or 'feasible', got {bisection!r}")
         self.kind = kind

@@ -199,8 +199,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     register = getattr(scenario_module, "_register_paper_scenarios", None)
     if callable(register):
         register()
+    from ddl_gym.workloads.tracedata import needs_line, source_needs
+
     print("Scenarios (--scenario NAME, or a .toml/.json scenario file):")
-    _print_rows([(name, sc.description) for name, sc in sorted(scenario_module.SCENARIOS.items())])
+    rows = []
+    for name, sc in sorted(scenario_module.SCENARIOS.items()):
+        needs = source_needs(sc.workload)
+        rows.append((name, sc.description + "".join(f" -- {needs_line(k, short=True)}" for k in needs)))
+    _print_rows(rows)
     print("\nPolicies (--policies NAME,NAME,...; NAME[+PLACEMENT][:key=value,...], see ddl_gym.baselines.registry):")
     _print_rows(sorted(POLICY_DESCRIPTIONS.items()))
     print("\nOld names still accepted (alias -> canonical):")
@@ -231,6 +237,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ddl_gym.harness import compare, evaluate, policy_label
 
     policies = _split_names(args.policies)
+    if args.seed_list is not None and _seeds_given(args):
+        raise _UsageError("--seeds and --seed-list both name the seeds; give one (--seeds a,b,c)")
+    if args.metrics is not None and not args.reference:
+        raise _UsageError("--metrics chooses the metrics of the paired comparison; it needs --reference POLICY")
+    if args.drop_oversized and args.workload is None:
+        raise _UsageError("--drop-oversized applies to a --workload file; without --workload it would be ignored")
     seeds = args.seed_list if args.seed_list is not None else args.seeds
     if args.reference and policy_label(args.reference) not in {policy_label(p) for p in policies}:
         policies.append(args.reference)  # the comparison needs the reference's rows
@@ -249,7 +261,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if results.reused:
         print(f"\n(reused {results.reused} run(s) already in {out} with identical inputs; --overwrite recomputes them)")
     if args.reference:
-        _, table = compare(out, args.reference, _metrics(args.metrics))
+        _, table = compare(out, args.reference, _metrics(args.metrics or _DEFAULT_PAIRED_METRICS))
         print(f"\nPaired against {policy_label(args.reference)} (per seed):\n\n{table}")
     print(f"\nwrote {out}/: " + ", ".join(p.name for p in results.files))
     return 0
@@ -349,9 +361,23 @@ def _version() -> str:
     return f"{PROG} {package_version()}" + (f" (git {sha})" if sha else "")
 
 
+#: The default value objects of --seeds (argparse keeps a non-string default as is, so identity tells
+#: an explicit --seeds from the default).
+_SEED_DEFAULTS: list[object] = []
+
+
+def _seeds_given(args: argparse.Namespace) -> bool:
+    return not any(args.seeds is d for d in _SEED_DEFAULTS)
+
+
+_DEFAULT_PAIRED_METRICS = "avg_jct_s,makespan_s,p95_jct_s"
+
+
 def _add_seeds(parser: argparse.ArgumentParser, default: str, offset: int = 0) -> None:
     first = f"{offset}..{offset}+N-1" if offset else "0..N-1"
-    parser.add_argument("--seeds", type=seeds_type(offset), default=seeds_type(offset)(default), metavar="N|A:B|a,b,c",
+    default_value = seeds_type(offset)(default)
+    _SEED_DEFAULTS.append(default_value)
+    parser.add_argument("--seeds", type=seeds_type(offset), default=default_value, metavar="N|A:B|a,b,c",
                         help=f"N = seeds {first}; A:B = seeds A..B-1; a,b,c = these seeds (default {default})")
 
 
@@ -375,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="drop workload jobs needing more GPUs than the cluster (counted warning) instead of failing")
     ev.add_argument("--workers", type=workers_type, help="parallel processes (default: min(cores, runs))")
     ev.add_argument("--reference", help="also print per-seed paired differences against this policy")
-    ev.add_argument("--metrics", default="avg_jct_s,makespan_s,p95_jct_s",
+    ev.add_argument("--metrics", default=None,
                     help="metrics of the paired comparison (with --reference)")
     ev.add_argument("--debug", action="store_true", help="check simulator invariants at every event (slow)")
     ev.add_argument("--overwrite", action="store_true", help="recompute runs already in --out")

@@ -27,8 +27,11 @@ Results that cannot go stale, and files that cannot tear:
 * **Cache on content.** Every row carries ``cache_key`` = hash of the scenario's *content*
   (:func:`ddl_gym.fingerprint.scenario_fingerprint`: cluster, model, workload generator and
   parameters, workload file bytes), the canonical policy spec, the bytes of an agent's files, and
-  the code (package version, git commit, uncommitted changes). A rerun reuses a row only if its key
-  matches; an edited scenario file or a retrained agent at the same path is recomputed.
+  the code (package version, git commit, uncommitted changes), the source files and parameters of a
+  policy registered from outside ddl-gym or passed as an object (:mod:`ddl_gym.policy_keys`; where
+  they cannot be known, no key and a warning), and ``--debug``. A rerun reuses a row only if its key
+  matches; an edited scenario file, policy module or a retrained agent at the same path is
+  recomputed, and a ``--debug`` run never reuses rows computed without the checks.
 * **One writer per folder.** ``evaluate`` holds an exclusive lock on ``<out>/.ddl-gym.lock``; a
   second run on the same folder stops with a one-line error instead of duplicating rows.
 * **Atomic files.** Whole-file writes go to a temporary file that is renamed over the target;
@@ -54,6 +57,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -95,7 +99,7 @@ LOWER_IS_BETTER: frozenset[str] = frozenset({
 #: Metrics where larger is better (SMD's objective, utilisation).
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"total_utility", "gpu_alloc_util", "gpu_compute_util"})
 LOCK_FILE = ".ddl-gym.lock"
-#: ``cache_key`` of rows that may never be reused (policy objects, whose content cannot be hashed).
+#: ``cache_key`` of rows that may never be reused (policies whose source or parameters cannot be known).
 NO_CACHE_KEY = "-"
 #: Plot files a results folder may hold; removed before plots are redrawn so none can linger.
 PLOT_PATTERNS: tuple[str, ...] = ("jct_cdf.png", "metrics.png", "gantt_*.png")
@@ -365,8 +369,29 @@ def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_MET
     if not (out / SUMMARY_FILE).exists():
         raise ConfigError(f"{out / SUMMARY_FILE}: not found; run `ddl-gym eval --out {out}` first")
     summary, _ = read_results(out)
+    raw_rows = len(_read_csv(out / SUMMARY_FILE))
+    skipped = raw_rows - len(summary)
+    if summary.empty:
+        raise ConfigError(f"{out / SUMMARY_FILE}: no complete row to compare ({raw_rows} row(s), all incomplete or "
+                          "torn); rerun `ddl-gym eval` on this --out to recompute them")
+    missing = [m for m in metrics if m not in summary.columns]
+    if missing:
+        raise ConfigError(f"{out / SUMMARY_FILE}: no column {missing[0]!r} (metrics: {', '.join(metrics)})")
+    for metric in metrics:  # a kept row with an empty/NaN metric would silently leave its seed out of the mean
+        values = pd.to_numeric(summary[metric], errors="coerce")
+        bad = summary[values.isna() | ~np.isfinite(values.fillna(0.0))]
+        if not bad.empty:
+            row = bad.iloc[0]
+            raise ConfigError(f"{out / SUMMARY_FILE}: metric {metric!r} is not a finite number for policy "
+                              f"{row['policy']!r} seed {row['seed']} ({len(bad)} row(s)); rerun that pair "
+                              "(ddl-gym eval --overwrite) or drop the row")
     paired = paired_differences(summary, reference, metrics)
     text = paired_markdown(paired)
+    if skipped > 0:  # torn (a crash mid-write) or repeated rows: reported, never silently left out
+        note = (f"(skipped {skipped} incomplete or repeated row(s) of {out / SUMMARY_FILE}; "
+                "`ddl-gym eval` on the same --out recomputes incomplete pairs)")
+        warnings.warn(note, stacklevel=2)
+        text = f"{text}\n\n{note}"
     if write:
         stem = f"paired_{_slug(policy_label(reference))}"
         _write_csv_atomic(paired, out / f"{stem}.csv")
@@ -416,6 +441,9 @@ def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path |
     base = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
     if workload_csv is None:
         return base
+    if type(base).sample is not Scenario.sample:  # e.g. A-Online worlds: jobs and cluster drawn together
+        raise ConfigError(f"--workload: scenario {base.name!r} draws its cluster and jobs together "
+                          f"({type(base).__name__}); it takes no workload file")
     path = Path(workload_csv)
     from ddl_gym.scenarios import CsvSource
 
@@ -1193,17 +1221,32 @@ def policy_fingerprint(spec: str) -> str:
     return fingerprint({"spec": label, "files": files})
 
 
-def run_cache_key(scenario: Scenario, policy: str | Any) -> str:
-    """The ``cache_key`` of a (scenario, policy) pair: scenario content, policy content and code.
+def run_cache_key(scenario: Scenario, policy: str | Any, instance: Any | None = None, debug: bool = False) -> str:
+    """The ``cache_key`` of a (scenario, policy) pair: scenario content, policy content, code and ``debug``.
 
-    Policy *objects* (not specs) cannot be fingerprinted: their rows get ``"-"`` and are never reused.
+    A registered policy from outside ddl-gym and an in-process policy object also key on the source
+    of their defining modules and their parameters (:mod:`ddl_gym.policy_keys`); where those cannot
+    be known the pair gets ``"-"`` (never reused) and a warning says so once. ``debug=True`` is part
+    of the key, so a ``--debug`` run never reuses rows computed without the checks.
     """
-    if not isinstance(policy, str):
-        return NO_CACHE_KEY
     from ddl_gym.fingerprint import code_fingerprint, fingerprint, scenario_fingerprint
+    from ddl_gym.policy_keys import Unknowable, object_policy_key, registered_policy_key, warn_uncached
 
-    return fingerprint({"scenario": scenario_fingerprint(scenario), "policy": policy_fingerprint(policy),
-                        "code": code_fingerprint()})[:24]
+    try:
+        if isinstance(policy, str):
+            user = registered_policy_key(policy, instance)
+            policy_key = policy_fingerprint(policy) if not user else fingerprint(
+                {"spec": policy_fingerprint(policy), "user": user})
+        else:
+            policy_key = fingerprint({"object": object_policy_key(policy)})
+    except Unknowable as exc:
+        warn_uncached(policy_label(policy), str(exc))
+        return NO_CACHE_KEY
+    parts: dict[str, Any] = {"scenario": scenario_fingerprint(scenario), "policy": policy_key,
+                             "code": code_fingerprint()}
+    if debug:
+        parts["debug"] = True
+    return fingerprint(parts)[:24]
 
 
 def evaluate(
@@ -1260,6 +1303,7 @@ def evaluate(
 
     # Policies: validate every name before running anything; objects keep their identity.
     entries: dict[str, str | Any] = {}
+    instances: dict[str, Any] = {}
     for policy in policies:
         label = policy_label(policy)
         if label in entries:
@@ -1267,11 +1311,12 @@ def evaluate(
         instance = load_policy_spec(label) if isinstance(policy, str) else policy
         _check_engine(instance, label, resolved)
         entries[label] = _portable_spec(label) if isinstance(policy, str) else policy
+        instances[label] = instance
     if not entries:
         raise ConfigError("no policies given")
     if workers is not None and not 1 <= int(workers) <= MAX_WORKERS:
         raise ConfigError(f"workers must be in [1, {MAX_WORKERS}], got {workers}")
-    keys = {label: run_cache_key(resolved, entry) for label, entry in entries.items()}
+    keys = {label: run_cache_key(resolved, entry, instances[label], debug) for label, entry in entries.items()}
 
     out_path = Path(out) if out is not None else None
     if out_path is None:

@@ -385,10 +385,12 @@ def build(boards: Sequence[Board] | None = None, *, root: Path = REPO_ROOT / "le
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ddl-gym leaderboard", description="rebuild leaderboard/<scenario>/")
+    from ddl_gym.cliargs import OneLineParser, bounded_float, bounded_int, workers_type
+
+    parser = OneLineParser(prog="ddl-gym leaderboard", description="rebuild leaderboard/<scenario>/")
     parser.add_argument("--rebuild", action="store_true", help="evaluate and rewrite the boards")
     parser.add_argument("--scenario", action="append", help="only this board (repeatable)")
-    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--workers", type=workers_type, default=None)
     parser.add_argument("--overwrite", action="store_true", help="recompute runs cached in results/leaderboard/")
     args = parser.parse_args(argv)
     boards = [b for b in BOARDS if not args.scenario or b.scenario in args.scenario]

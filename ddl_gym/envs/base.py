@@ -159,7 +159,10 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
             raise ConfigError(f"invalid_action_penalty must be finite, got {invalid_action_penalty!r}")
         self.reward_kind = reward
         self._area = {"jct": "jobs_area", "weighted_jct": "weighted_area", "makespan": "now"}[reward]
-        self.reward_scale = float(reward_scale)
+        from ddl_gym.bounds import check_float
+
+        self.reward_scale = check_float(reward_scale, 0.0, 1e6, "reward_scale", low_open=True)  # finite rewards
+        check_float(penalty, 0.0, 1e9, "invalid_action_penalty")
         self.invalid_action = invalid_action
         self.invalid_action_penalty = penalty
         self.max_decisions = max_decisions if max_decisions is None or max_decisions == "auto" else int(max_decisions)

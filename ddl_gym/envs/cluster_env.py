@@ -46,6 +46,10 @@ PORTABLE_GLOBAL_FEATURES = ("queue_length", "queue_overflow", "queued_demand", "
                             "finished_fraction", "arrivals_left_fraction", "sim_time", "mean_split_contention")
 
 
+#: Most queue slots (``window`` / ``max_window``): observation and action sizes grow linearly with them.
+MAX_SLOTS = 4096
+
+
 class DDLClusterEnv(SimulatorEnv):
     """Schedule distributed deep-learning jobs on a multi-tenant GPU cluster.
 
@@ -262,9 +266,13 @@ class DDLClusterEnv(SimulatorEnv):
             raise ConfigError(f"queue_order must be 'srsf', 'fifo' or 'sjf', got {queue_order!r}")
         if observation not in OBSERVATIONS:
             raise ConfigError(f"observation must be 'portable' or 'legacy', got {observation!r}")
+        from ddl_gym.bounds import check_int
+
+        check_int(window, 1, MAX_SLOTS, "window")
         slots = int(window) if max_window is None else max_window
         if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < window:
             raise ConfigError(f"max_window must be an integer >= window ({window}), got {max_window!r}")
+        check_int(slots, int(window), MAX_SLOTS, "max_window")  # the observation and action sizes grow with it
         if observation == "legacy" and slots != window:
             raise ConfigError("max_window (padded slots) needs observation='portable'; the legacy layout has "
                               f"exactly window={window} slots")
