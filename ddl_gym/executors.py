@@ -519,7 +519,7 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             env = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
             kwargs: dict[str, Any] = {"include_dashboard": False, "configure_logging": False,
-                                      "log_to_driver": True, "runtime_env": {"env_vars": env}}
+                                      "log_to_driver": False, "runtime_env": {"env_vars": env}}
             if address is None:
                 kwargs.update(num_cpus=workers or os.cpu_count() or 1,
                               object_store_memory=LOCAL_OBJECT_STORE_BYTES)
