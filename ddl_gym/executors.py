@@ -463,8 +463,11 @@ def run_pair_chunk(bundle: ScenarioBundle, tasks: Sequence[Any]) -> list[tuple[s
 
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
-    scenario = _materialise(bundle)
-    agents = _materialise_agents(bundle)
+    try:
+        scenario = _materialise(bundle)
+        agents = _materialise_agents(bundle)
+    except ConfigError as exc:  # other code on this node: every task of the chunk fails with the reason
+        return [("config", str(exc))] * len(tasks)
     out: list[tuple[str, Any]] = []
     for task in tasks:
         local = dataclasses.replace(task, scenario=scenario, workload_csv=None) if bundle.scenario is not None \
