@@ -13,13 +13,9 @@ Order matters (pytest keeps file order): the node-kill test leaves two nodes for
 from __future__ import annotations
 
 import os
-import secrets
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,104 +25,7 @@ import pytest
 
 from ddl_gym.harness import TIMING_COLUMNS, read_results
 
-BIN = Path(sys.executable).parent
-
-
-
-WORKER_PORTS = ("node-a", "node-b")
-STARTUP_TIMEOUT_S = 90
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _procs() -> dict[int, tuple[bytes, int]]:
-    out: dict[int, tuple[bytes, int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/cmdline", "rb") as fh:
-                cmd = fh.read()
-            with open(f"/proc/{d}/stat", "rb") as fh:
-                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        out[int(d)] = (cmd, ppid)
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
-
-
-def _kill_tree(tag: str) -> int:
-    """SIGKILL every process whose command line contains ``tag``, and their descendants."""
-    procs = _procs()
-    chosen = {pid for pid, (cmd, _) in procs.items() if tag.encode() in cmd and pid != os.getpid()}
-    grew = True
-    while grew:
-        grew = False
-        for pid, (_, ppid) in procs.items():
-            if ppid in chosen and pid not in chosen:
-                chosen.add(pid)
-                grew = True
-    for pid in chosen:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    return len(chosen)
-
-
-class Cluster:
-    def __init__(self) -> None:
-        self.temp_dir = tempfile.mkdtemp(prefix="ddlray", dir="/tmp")  # short: Ray's socket paths have a limit
-        self.port = _free_port()
-        self.address = f"127.0.0.1:{self.port}"
-        self.node_ports = {name: _free_port() for name in WORKER_PORTS}
-        self.env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32),
-                        RAY_USAGE_STATS_ENABLED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                        PYTHONHASHSEED="0")
-
-    def _ray(self, *args: str) -> None:
-        subprocess.run([str(BIN / "ray"), *args], env=self.env, check=True, capture_output=True,
-                       timeout=STARTUP_TIMEOUT_S)
-
-    def start(self) -> None:
-        common = ("--num-cpus=1", "--node-ip-address=127.0.0.1", "--object-store-memory=100000000",
-                  "--disable-usage-stats")
-        self._ray("start", "--head", f"--port={self.port}", "--include-dashboard=false",
-                  f"--temp-dir={self.temp_dir}", *common)
-        for name in WORKER_PORTS:
-            self._ray("start", f"--address={self.address}", f"--node-manager-port={self.node_ports[name]}", *common)
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if len(self.raylets()) == 3:
-                return
-            time.sleep(0.5)
-        raise RuntimeError(f"the 3-node Ray cluster did not come up (raylets: {self.raylets()})")
-
-    def raylets(self) -> dict[int, bytes]:
-        return {pid: cmd for pid, (cmd, _) in _procs().items()
-                if b"/raylet\x00" in cmd and self.temp_dir.encode() in cmd and _alive(pid)}
-
-    def raylet_of(self, name: str) -> int:
-        flag = f"--node_manager_port={self.node_ports[name]}".encode()
-        pids = [pid for pid, cmd in self.raylets().items() if flag in cmd]
-        assert len(pids) == 1, f"raylet of {name}: {pids}"
-        return pids[0]
-
-    def stop(self) -> None:
-        _kill_tree(self.temp_dir)
-        shutil.rmtree(self.temp_dir, ignore_errors=True)
+from tests.ray_cluster.cluster import BIN, Cluster, alive as _alive
 
 
 @pytest.fixture(scope="module")
