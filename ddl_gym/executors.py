@@ -18,9 +18,12 @@ On Ray, what a task needs travels with it **by content**: a scenario given as a 
 workload CSV or trace files it reads, i.e. every field named ``path``/``*_path``) is resolved on the
 driver, the bytes of those files are put in Ray's object store once, and each worker writes them to
 a content-addressed temporary folder and points the scenario there (:class:`ScenarioBundle`).
-Registered scenario names travel as names. Each worker checks that it runs the driver's code
-(:func:`ddl_gym.fingerprint.code_fingerprint`), so a node with other code fails loudly instead of
-giving rows under the driver's ``cache_key``.
+Agents given as ``KIND:PATH`` travel the same way (the zip and its sidecar files). Registered
+scenario names travel as names: their data is the package's own, and each worker checks that it
+runs the driver's code (:func:`ddl_gym.fingerprint.code_fingerprint`), so a node with other code
+fails loudly instead of giving rows under the driver's ``cache_key``. (A registered scenario that
+reads a trace outside the package, e.g. the full Philly table from ``/work/shared/traces``, needs
+that file on every node; a node without it fails with the file's name.)
 
 Failures: a worker process or node that dies (killed, out of memory, node lost) has its tasks
 retried by Ray up to ``max_retries`` times; a task whose code raises is retried up to
@@ -526,6 +529,8 @@ class RayExecutor(Executor):
             if address is None:
                 kwargs.update(num_cpus=workers or os.cpu_count() or 1,
                               object_store_memory=LOCAL_OBJECT_STORE_BYTES)
+            if address not in (None, "auto"):
+                _probe(address)
             try:
                 ray.init(address=address, **kwargs)
             except ConnectionError as exc:
@@ -661,6 +666,21 @@ class RayExecutor(Executor):
         if self._started and self._ray.is_initialized():
             self._ray.shutdown()
         self._started = False
+
+
+def _probe(address: str, timeout_s: float = 5.0) -> None:
+    """Fail at once, in one line, if nothing listens at ``HOST:PORT`` (Ray itself retries for minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--ray-address {address!r}: expected auto or HOST:PORT")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--ray-address {address}: no Ray cluster answers there ({exc.strerror or exc}); "
+                          "start one with `ray start --head` or check the address") from None
 
 
 def _call_reporting(fn: Callable[[Any], Any], item: Any) -> tuple[str, Any]:

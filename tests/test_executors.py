@@ -163,3 +163,15 @@ def test_evaluate_executor_local_is_the_default_path(tmp_path):
                                   b.summary.drop(columns=list(TIMING_COLUMNS)))
     with pytest.raises(ConfigError, match="--ray-address needs --executor ray"):
         evaluate(["fifo+pack"], "small", 1, None, progress=False, echo=False, ray_address="auto")
+
+
+def test_an_address_where_no_cluster_listens_fails_at_once():
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on (bound, never listening)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        with pytest.raises(ConfigError, match=f"--ray-address 127.0.0.1:{port}: no Ray cluster answers there"):
+            executors._probe(f"127.0.0.1:{port}", timeout_s=2)
+    with pytest.raises(ConfigError, match="expected auto or HOST:PORT"):
+        executors._probe("nonsense")

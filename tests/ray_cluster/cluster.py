@@ -83,7 +83,8 @@ class Cluster:
         self.cpus_per_node = cpus_per_node
         self.object_store_bytes = object_store_bytes
         self.initial_workers = workers
-        self.env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32),
+        token = os.environ.get("RAY_AUTH_TOKEN") or secrets.token_hex(32)  # this process may hold one already
+        self.env = dict(os.environ, RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token,
                         RAY_USAGE_STATS_ENABLED="0", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                         PYTHONHASHSEED="0")
 
