@@ -5,6 +5,8 @@ Subcommands::
     ddl-gym list                                   scenarios, policies (+ aliases), env ids, presets, agents
     ddl-gym eval --scenario S --policies a,b --seeds N|A:B|a,b --out DIR [--workload F.csv] [--workers K]
                  [--reference P]                   ... and a paired comparison against P
+                 [--executor local|ray [--ray-address auto|HOST:PORT]]   ... on worker processes or Ray
+    ddl-gym sweep SPEC.toml [--executor ray] [--shard i/n]  scenarios × policies × seeds, resumable
     ddl-gym compare --out DIR --reference P        per-seed paired differences with 95% CIs
     ddl-gym demo [--out DIR] [--no-train]          teacher, an agent cloned from it now, the shipped agent
     ddl-gym leaderboard [--rebuild] [--scenario S] leaderboard/<scenario>/ (results, README, plots)
@@ -248,13 +250,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         policies.append(args.reference)  # the comparison needs the reference's rows
     out = Path(args.out) if args.out else Path("results") / Path(args.scenario).stem
     _check_out_folder(out)
+    if args.ray_address is not None and args.executor != "ray":
+        raise _UsageError("--ray-address needs --executor ray")
     if args.workload is not None and not Path(args.workload).exists():
         raise _UsageError(f"--workload {args.workload}: file not found")
     results = evaluate(
         policies, args.scenario, seeds, out, workers=args.workers, workload_csv=args.workload,
         drop_oversized=args.drop_oversized,
         progress=not args.no_progress, debug=args.debug, overwrite=args.overwrite, plots=not args.no_plots,
-        echo=True,
+        echo=True, executor=args.executor, ray_address=args.ray_address,
     )
     if results.stale:
         print(f"\n(recomputed {results.stale} run(s) whose scenario, policy, agent file or code changed)")
@@ -400,6 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--drop-oversized", action="store_true",
                     help="drop workload jobs needing more GPUs than the cluster (counted warning) instead of failing")
     ev.add_argument("--workers", type=workers_type, help="parallel processes (default: min(cores, runs))")
+    ev.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="local worker processes (default) or Ray tasks (needs the ray extra)")
+    ev.add_argument("--ray-address", metavar="auto|HOST:PORT",
+                    help="with --executor ray: join this cluster (default: start a local one)")
     ev.add_argument("--reference", help="also print per-seed paired differences against this policy")
     ev.add_argument("--metrics", default=None,
                     help="metrics of the paired comparison (with --reference)")
@@ -430,7 +438,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train", help="train an agent (RL extra); arguments go to ddl_gym.agents.train",
                    add_help=False)
     sub.add_parser("leaderboard", help="rebuild leaderboard/<scenario>/ (--rebuild; see --help)", add_help=False)
+    sub.add_parser("sweep", help="a grid of scenarios × policies × seeds from a spec file, local or on Ray "
+                   "(see --help)", add_help=False)
     return parser
+
+
+def cmd_sweep(argv: list[str]) -> int:
+    from ddl_gym import sweep
+
+    with _one_line_argparse_errors():
+        return _exit_code(sweep.main(argv))
 
 
 def cmd_leaderboard(argv: list[str]) -> int:
@@ -442,7 +459,7 @@ def cmd_leaderboard(argv: list[str]) -> int:
 
 FORWARDED: dict[str, Callable[[list[str]], int]] = {
     "bench": cmd_bench, "reproduce": cmd_reproduce, "train": cmd_train, "scenarios": cmd_scenarios,
-    "leaderboard": cmd_leaderboard,
+    "leaderboard": cmd_leaderboard, "sweep": cmd_sweep,
 }
 
 

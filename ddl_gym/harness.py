@@ -1263,6 +1263,8 @@ def evaluate(
     overwrite: bool = False,
     plots: bool = True,
     echo: bool = True,
+    executor: str | Any = "local",
+    ray_address: str | None = None,
 ) -> EvalResults:
     """Evaluate policies and agents on the same episodes and record identical metrics.
 
@@ -1284,6 +1286,11 @@ def evaluate(
             ``cache_key`` still matches, recompute the others).
         plots: write plots (``summary.md`` is always written when ``out`` is given).
         echo: print the Markdown table to stdout (also returned as ``EvalResults.markdown``).
+        executor: where pairs run (:mod:`ddl_gym.executors`): ``"local"`` (worker processes here,
+            the default), ``"ray"`` (Ray tasks; rows come back to this process, which alone writes
+            the files), or an :class:`~ddl_gym.executors.Executor` (reused, not closed).
+        ray_address: with ``executor="ray"``: ``"auto"`` or ``"HOST:PORT"`` of a running cluster
+            (default: start a local one for this call).
 
     Returns:
         :class:`EvalResults` for exactly the requested pairs, sorted by (scenario, policy, seed).
@@ -1318,10 +1325,29 @@ def evaluate(
         raise ConfigError(f"workers must be in [1, {MAX_WORKERS}], got {workers}")
     keys = {label: run_cache_key(resolved, entry, instances[label], debug) for label, entry in entries.items()}
 
+    from ddl_gym.executors import Executor, make_executor
+
+    if isinstance(executor, Executor) or executor in (None, "local"):
+        if ray_address is not None and not isinstance(executor, Executor):
+            raise ConfigError("--ray-address needs --executor ray")
+        runner = executor if isinstance(executor, Executor) and executor.name != "local" else None
+        if isinstance(executor, Executor) and executor.name == "local" and workers is None:
+            workers = getattr(executor, "workers", None)
+        return _evaluate_with(runner, out, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
+                              workers, progress, debug, overwrite, plots, echo)
+    with make_executor(executor, workers=workers, ray_address=ray_address) as runner:
+        return _evaluate_with(runner, out, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
+                              workers, progress, debug, overwrite, plots, echo)
+
+
+def _evaluate_with(runner: Any, out: str | Path | None, resolved: Scenario, scenario: str | Path | Scenario,
+                   entries: dict[str, str | Any], keys: dict[str, str], seed_list: list[int], csv_text: str | None,
+                   drop_oversized: bool, workers: int | None, progress: bool, debug: bool, overwrite: bool,
+                   plots: bool, echo: bool) -> EvalResults:
     out_path = Path(out) if out is not None else None
     if out_path is None:
         return _evaluate_into(None, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo)
+                              workers, progress, debug, overwrite, plots, echo, runner)
     try:
         out_path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -1330,7 +1356,7 @@ def evaluate(
         raise ConfigError(f"{out_path}: not a folder; --out must name a folder")
     with results_lock(out_path):
         return _evaluate_into(out_path, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo)
+                              workers, progress, debug, overwrite, plots, echo, runner)
 
 
 class _StopEvaluation(Exception):
@@ -1340,7 +1366,7 @@ class _StopEvaluation(Exception):
 def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Path | Scenario,
                    entries: dict[str, str | Any], keys: dict[str, str], seed_list: list[int], csv_text: str | None,
                    drop_oversized: bool, workers: int | None, progress: bool, debug: bool, overwrite: bool,
-                   plots: bool, echo: bool) -> EvalResults:
+                   plots: bool, echo: bool, runner: Any = None) -> EvalResults:
     wanted = [(resolved.name, label, seed) for label in entries for seed in seed_list]
     wanted_set = set(wanted)
 
@@ -1385,6 +1411,8 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
     portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)]
     n_workers = int(workers) if workers is not None else min(os.cpu_count() or 1, max(1, len(portable)))
     pool_idx = set(portable) if n_workers > 1 and len(portable) > 1 else set()
+    if runner is not None:  # a remote executor (ddl_gym.executors) takes every pair given by name
+        pool_idx = {i for i, t in enumerate(tasks) if isinstance(t.policy, str)}
     pool_tasks = [t for i, t in enumerate(tasks) if i in pool_idx]
     serial_tasks = [t for i, t in enumerate(tasks) if i not in pool_idx]
 
@@ -1409,7 +1437,9 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
     bar = tqdm(total=len(tasks), desc=f"eval {resolved.name}", unit="run", disable=not progress or not tasks,
                file=sys.stderr, dynamic_ncols=True)
     try:
-        if pool_tasks:
+        if pool_tasks and runner is not None:
+            runner.run_pairs(pool_tasks, resolved, record, errors, bar)
+        elif pool_tasks:
             _run_in_pool(pool_tasks, n_workers, record, errors, bar)
         for task in serial_tasks:
             try:
