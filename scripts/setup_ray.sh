@@ -17,6 +17,6 @@ if ! "$VENV/bin/python" -c "import torch, sys; sys.exit(0 if torch.__version__.s
   pip_quiet "torch==2.13.0"
 fi
 if ! "$VENV/bin/python" -c "import ray, ddl_gym, pytest, gymnasium, sys; sys.exit(0 if gymnasium.__version__ == '1.2.2' else 1)" 2>/dev/null; then
-  pip_quiet -e ".[ray,dev]" "gymnasium==1.2.2"
+  pip_quiet -e ".[ray]" "gymnasium==1.2.2" "pytest>=8"
 fi
 "$VENV/bin/python" -c "import ray, gymnasium, ddl_gym; print('ray venv:', '$VENV', '| ray', ray.__version__, '| gymnasium', gymnasium.__version__, '| ddl-gym', ddl_gym.__version__)"
