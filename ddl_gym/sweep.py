@@ -278,9 +278,15 @@ def run_sweep(spec: SweepSpec, *, executor: Any = None, ray_address: str | None 
     from ddl_gym.harness import evaluate
 
     kind = executor or spec.executor
+    if kind != "ray" and spec.ray_address is not None and ray_address is None:
+        raise ConfigError(f"{spec.path}: ray_address: applies only to the ray executor, and this sweep runs on "
+                          f"'{kind}'; remove it or use executor = \"ray\" (--executor ray)")
     address = ray_address if ray_address is not None else (spec.ray_address if kind == "ray" else None)
     n_workers = workers if workers is not None else spec.workers
     if kind == "ray" and address is not None:
+        if n_workers is not None:
+            raise ConfigError(f"{spec.path if workers is None else '--workers'}: workers: a Ray cluster's size is "
+                              "its own; workers applies to the local executor (or a local Ray started here)")
         n_workers = None
     root = out or spec.out
     seeds = spec.seeds

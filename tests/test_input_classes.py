@@ -94,6 +94,10 @@ def _files(tmp: Path) -> None:
     for name, text in presets.items():
         (tmp / f"{name}.yaml").write_text(text.replace("{tmp}", str(tmp)))
     (tmp / "p_binary.yaml").write_bytes(b"\xff\xfe\x00\x01" * 10)
+    grid = 'scenarios = ["small"]\npolicies = ["fifo+pack"]\n'
+    (tmp / "sweep_ray_address.toml").write_text(grid + 'seeds = 1\nexecutor = "local"\nray_address = "auto"\n')
+    (tmp / "sweep_seeds.toml").write_text(grid + "seeds = 1000000000000\n")
+    (tmp / "sweep_workers.toml").write_text(grid + "seeds = 1\nworkers = 0\n")
 
 
 CASES: list[Case] = [
@@ -182,6 +186,12 @@ CASES: list[Case] = [
                                                                       "--reference", "fifo+pack"), ("summary.csv",)),
     Case("ignored-input", "train --bc-steps without --bc-expert", _cli("train", "--bc-steps", "3", "--out", "{tmp}/t"),
          ("--bc-steps", "--bc-expert")),
+    Case("ignored-input", "sweep ray_address on the local executor",
+         _cli("sweep", "{tmp}/sweep_ray_address.toml", "--out", "{tmp}/sw"), ("sweep_ray_address.toml", "ray_address")),
+    Case("scenario-file", "sweep seeds 1e12", _cli("sweep", "{tmp}/sweep_seeds.toml", "--out", "{tmp}/sw"),
+         ("sweep_seeds.toml", "seeds")),
+    Case("scenario-file", "sweep workers 0", _cli("sweep", "{tmp}/sweep_workers.toml", "--out", "{tmp}/sw"),
+         ("sweep_workers.toml", "workers")),
     # ---- training presets
     *(Case("train-preset", name, _cli("train", "--preset", f"{{tmp}}/{name}.yaml", "--out", "{tmp}/t"),
            (f"{name}.yaml", *mention))
