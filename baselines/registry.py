@@ -346,6 +346,13 @@ def user_registrations() -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     return [(args, kw) for args, kw in _RUNTIME.values() if not runs_in_process_only(args[0])]
 
 
+def registry_key(spec: str) -> str:
+    """The registry entry a spec builds from: the canonical ``NAME[+PLACEMENT]`` head, or for a
+    ``module:Class`` spec its lower-cased ``module:class[+placement]`` head (no options)."""
+    imported = _import_spec(spec)
+    return imported.head.lower() if imported is not None else canonical_name(spec).partition(":")[0]
+
+
 def runs_in_process_only(spec: str) -> bool:
     """Whether the policy ``spec`` must run in the calling process: its factory is an object or lives
     in the running script (``__main__``), which worker processes cannot import."""
@@ -353,9 +360,7 @@ def runs_in_process_only(spec: str) -> bool:
 
     if is_agent_spec(spec):
         return False
-    imported = _import_spec(spec)
-    head = imported.head.lower() if imported is not None else canonical_name(spec).partition(":")[0]
-    entry = _LAZY.get(head)
+    entry = _LAZY.get(registry_key(spec))
     return entry is not None and ("<locals>" in entry[0] or in_process_only(entry[0]))
 
 

@@ -145,3 +145,18 @@ def test_missing_module_hints_name_the_extra_that_provides_it() -> None:
     assert "pip install 'ddl-gym[rl]'" in install_hint("sb3_contrib")
     assert "pip install 'ddl-gym[ml]'" in install_hint("sklearn.ensemble")
     assert "ddl-gym[" not in install_hint("some_unknown_module")
+
+
+def test_import_specs_are_cached_on_their_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ddl_gym.harness import evaluate
+
+    (tmp_path / "cached_plugin_mod.py").write_text(PLUGIN_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    kwargs = {"workers": 1, "progress": False, "echo": False, "plots": False}
+    first = evaluate(["cached_plugin_mod:Smallest+ca"], "small", [0], out, **kwargs)
+    assert first.reused == 0 and list(first.summary["policy"]) == ["cached_plugin_mod:Smallest+ca"]
+    assert evaluate(["cached_plugin_mod:Smallest+ca"], "small", [0], out, **kwargs).reused == 1
+    (tmp_path / "cached_plugin_mod.py").write_text(PLUGIN_MODULE + "\n# edited\n")
+    again = evaluate(["cached_plugin_mod:Smallest+ca"], "small", [0], out, **kwargs)
+    assert again.reused == 0 and again.stale == 1  # the module's source is part of the cache key
