@@ -62,8 +62,8 @@ def test_training_and_paired_comparison() -> None:
 
 def test_cleanrl_style_loop() -> None:
     pytest.importorskip("torch")
-    run = _run([sys.executable, "examples/cleanrl_style.py", "2"])
+    run = _run([sys.executable, "examples/cleanrl_style.py", "1"])
     assert run.returncode == 0, run.stderr
     returns = [float(line.split("mean return ")[1].split()[0]) for line in run.stdout.splitlines()
                if line.startswith("update ")]
-    assert len(returns) == 2 and all(r < 0 for r in returns)  # −Σ JCT: always negative
+    assert len(returns) == 1 and all(r < 0 for r in returns)  # −Σ JCT: always negative
