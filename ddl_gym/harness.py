@@ -102,7 +102,8 @@ LOCK_FILE = ".ddl-gym.lock"
 #: ``cache_key`` of rows that may never be reused (policies whose source or parameters cannot be known).
 NO_CACHE_KEY = "-"
 #: Plot files a results folder may hold; removed before plots are redrawn so none can linger.
-PLOT_PATTERNS: tuple[str, ...] = ("jct_cdf.png", "metrics.png", "gantt_*.png")
+PLOT_PATTERNS: tuple[str, ...] = tuple(f"{stem}.{ext}" for ext in ("png", "svg", "pdf")
+                                      for stem in ("jct_cdf", "metrics", "gantt_*"))
 
 #: Metrics of the Markdown table: (column, header, scale).
 TABLE_METRICS: tuple[tuple[str, str, float], ...] = (
@@ -145,8 +146,16 @@ def t_quantile_975(df: int) -> float:
             + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
 
 
+#: Relative spread below which values count as identical (summation-order noise of float64 sums,
+#: ~1e-16 relative, stays far below; a real difference between seeds is far above).
+FLOAT_NOISE = 1e-9
+
+
 def mean_ci(values: Iterable[float]) -> tuple[float, float, int]:
     """Mean and half-width of its 95% confidence interval (Student t), ignoring NaNs.
+
+    A standard deviation below :data:`FLOAT_NOISE` times the largest magnitude is floating-point
+    noise: the half-width is then exactly 0 (printed as deterministic, ``‡``), not ``± 0.000000``.
 
     Returns:
         ``(mean, half_width, n)``; the half-width is NaN for fewer than two values.
@@ -159,7 +168,10 @@ def mean_ci(values: Iterable[float]) -> tuple[float, float, int]:
     mean = float(x.mean())
     if n < 2:
         return mean, math.nan, n
-    half = t_quantile_975(n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
+    sd = float(x.std(ddof=1))
+    if sd <= FLOAT_NOISE * float(np.max(np.abs(x))):  # floating-point noise, not spread: deterministic
+        return mean, 0.0, n
+    half = t_quantile_975(n - 1) * sd / math.sqrt(n)
     return mean, half, n
 
 
@@ -297,6 +309,10 @@ def paired_differences(summary: pd.DataFrame, reference: str,
                     rel = np.where(y != 0, 100.0 * diff / y, np.nan)
                 d_mean, d_ci, _ = mean_ci(diff)
                 r_mean, r_ci, _ = mean_ci(rel)
+                scale = float(np.max(np.abs(y))) if len(y) else 0.0
+                constant = bool(len(seeds) > 1 and np.all(np.abs(diff - diff[0]) <= FLOAT_NOISE * scale))
+                if constant:  # the same difference on every seed, up to float noise: no interval
+                    d_ci = r_ci = 0.0
                 if metric in LOWER_IS_BETTER:
                     better = float(np.sum(diff < 0))
                 elif metric in HIGHER_IS_BETTER:
@@ -306,7 +322,7 @@ def paired_differences(summary: pd.DataFrame, reference: str,
                 rows.append({"scenario": scenario, "policy": policy, "reference": reference, "metric": metric,
                              "seeds": len(seeds), "diff_mean": d_mean, "diff_ci": d_ci, "rel_pct_mean": r_mean,
                              "rel_pct_ci": r_ci, "better": better,
-                             "constant": bool(len(seeds) > 1 and np.all(diff == diff[0]))})
+                             "constant": constant})
     return pd.DataFrame(rows, columns=["scenario", "policy", "reference", "metric", "seeds", "diff_mean", "diff_ci",
                                        "rel_pct_mean", "rel_pct_ci", "better", "constant"])
 
@@ -357,10 +373,12 @@ def paired_markdown(paired: pd.DataFrame) -> str:
 
 
 def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_METRICS, *,
-            write: bool = True) -> tuple[pd.DataFrame, str]:
+            write: bool = True, formats: Sequence[str] = ("png",)) -> tuple[pd.DataFrame, str]:
     """Paired comparison of a results folder against ``reference`` (``ddl-gym compare``).
 
-    Writes ``paired_<reference>.csv`` and ``.md`` next to ``summary.csv`` when ``write``.
+    Writes ``paired_<reference>.csv``, ``.md`` and the paired-difference figure
+    ``paired_<reference>.<fmt>`` for each of ``formats`` (none if empty;
+    :func:`ddl_gym.paired_plot.plot_paired`) next to ``summary.csv`` when ``write``.
 
     Returns:
         ``(paired rows, Markdown table)``.
@@ -392,10 +410,20 @@ def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_MET
                 "`ddl-gym eval` on the same --out recomputes incomplete pairs)")
         warnings.warn(note, stacklevel=2)
         text = f"{text}\n\n{note}"
+    if summary["scenario"].nunique() > 1:  # a sweep over tasks: rliable-style aggregate (ddl_gym/aggregate.py)
+        from ddl_gym.aggregate import aggregate_across_tasks, aggregate_markdown
+
+        metric = metrics[0]
+        table = aggregate_across_tasks(summary, reference, metric, higher_is_better=metric in HIGHER_IS_BETTER)
+        text += f"\n\nAcross the {summary['scenario'].nunique()} scenarios ({metric}):\n\n{aggregate_markdown(table)}"
     if write:
         stem = f"paired_{_slug(policy_label(reference))}"
         _write_csv_atomic(paired, out / f"{stem}.csv")
         _write_text_atomic(out / f"{stem}.md", f"# Paired comparison against {policy_label(reference)}\n\n{text}\n")
+        if formats:  # the paired-difference figure (ddl_gym.paired_plot)
+            from ddl_gym.paired_plot import plot_paired
+
+            plot_paired(paired, out / stem, formats=formats)
     return paired, text
 
 
@@ -494,8 +522,10 @@ def load_policy_spec(spec: str) -> Any:
         try:
             return load_policy(spec)
         except ImportError as exc:
+            from ddl_gym.extras import install_hint
+
             raise ConfigError(f"policy {spec!r} needs {getattr(exc, 'name', None) or exc}; "
-                              "install the RL extra: pip install 'ddl-gym[rl]'") from None
+                              f"{install_hint(getattr(exc, 'name', None) or 'torch')}") from None
     from ddl_gym.baselines import make_policy
 
     return make_policy(spec)
@@ -813,7 +843,11 @@ def _watch_parent(pid: int, interval_s: float) -> None:
             os._exit(1)  # the evaluation that wanted our result is gone (kill -9, SIGTERM): stop now
 
 
-def _worker_init(parent_pid: int | None = None, interval_s: float = 0.5) -> None:
+def _worker_init(parent_pid: int | None = None, interval_s: float = 0.5,
+                 registrations: Sequence[tuple[tuple[Any, ...], dict[str, Any]]] = ()) -> None:
+    from ddl_gym.poolsafe import register_in_worker
+
+    register_in_worker(registrations)  # policies the caller registered at run time
     # One process per pair already saturates the cores; keep torch/BLAS from oversubscribing them.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
@@ -996,7 +1030,7 @@ def _remove_stale_plots(out: Path) -> None:
                 raise _write_error(old, exc) from None
 
 
-def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
+def write_artifacts(out: str | Path, *, plots: bool = True, formats: Sequence[str] | None = None) -> list[Path]:
     """Write ``summary.md`` and the plots of a results folder from its CSV files only.
 
     Plots: ``jct_cdf.png`` (JCT CDF per policy), ``metrics.png`` (bars with 95% CI error bars, in the
@@ -1019,6 +1053,12 @@ def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
     from ddl_gym import plots as plotting
 
     order = list(aggregate(summary, [TABLE_METRICS[0][0]])["policy"])  # the Markdown table's order
+    with plotting.figure_formats(formats):  # --format png,svg,pdf
+        return written + _write_plots(out, summary, jobs, order, plotting)
+
+
+def _write_plots(out: Path, summary: pd.DataFrame, jobs: pd.DataFrame, order: list[str], plotting: Any) -> list[Path]:
+    written: list[Path] = []
     try:
         if not jobs.empty:
             written.append(plotting.plot_jct_cdf(jobs, out / "jct_cdf.png", order=order))
@@ -1265,6 +1305,7 @@ def evaluate(
     echo: bool = True,
     executor: str | Any = "local",
     ray_address: str | None = None,
+    formats: Sequence[str] | None = None,
 ) -> EvalResults:
     """Evaluate policies and agents on the same episodes and record identical metrics.
 
@@ -1285,6 +1326,7 @@ def evaluate(
         overwrite: recompute pairs already in ``out/summary.csv`` (default: reuse the rows whose
             ``cache_key`` still matches, recompute the others).
         plots: write plots (``summary.md`` is always written when ``out`` is given).
+        formats: figure formats (``("png", "svg", "pdf")``; default PNG only).
         echo: print the Markdown table to stdout (also returned as ``EvalResults.markdown``).
         executor: where pairs run (:mod:`ddl_gym.executors`): ``"local"`` (worker processes here,
             the default), ``"ray"`` (Ray tasks; rows come back to this process, which alone writes
@@ -1334,20 +1376,20 @@ def evaluate(
         if isinstance(executor, Executor) and executor.name == "local" and workers is None:
             workers = getattr(executor, "workers", None)
         return _evaluate_with(runner, out, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo)
+                              workers, progress, debug, overwrite, plots, echo, formats)
     with make_executor(executor, workers=workers, ray_address=ray_address) as runner:
         return _evaluate_with(runner, out, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo)
+                              workers, progress, debug, overwrite, plots, echo, formats)
 
 
 def _evaluate_with(runner: Any, out: str | Path | None, resolved: Scenario, scenario: str | Path | Scenario,
                    entries: dict[str, str | Any], keys: dict[str, str], seed_list: list[int], csv_text: str | None,
                    drop_oversized: bool, workers: int | None, progress: bool, debug: bool, overwrite: bool,
-                   plots: bool, echo: bool) -> EvalResults:
+                   plots: bool, echo: bool, formats: Sequence[str] | None = None) -> EvalResults:
     out_path = Path(out) if out is not None else None
     if out_path is None:
         return _evaluate_into(None, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo, runner)
+                              workers, progress, debug, overwrite, plots, echo, runner, formats)
     try:
         out_path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -1356,7 +1398,7 @@ def _evaluate_with(runner: Any, out: str | Path | None, resolved: Scenario, scen
         raise ConfigError(f"{out_path}: not a folder; --out must name a folder")
     with results_lock(out_path):
         return _evaluate_into(out_path, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo, runner)
+                              workers, progress, debug, overwrite, plots, echo, runner, formats)
 
 
 class _StopEvaluation(Exception):
@@ -1366,7 +1408,8 @@ class _StopEvaluation(Exception):
 def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Path | Scenario,
                    entries: dict[str, str | Any], keys: dict[str, str], seed_list: list[int], csv_text: str | None,
                    drop_oversized: bool, workers: int | None, progress: bool, debug: bool, overwrite: bool,
-                   plots: bool, echo: bool, runner: Any = None) -> EvalResults:
+                   plots: bool, echo: bool, runner: Any = None,
+                   formats: Sequence[str] | None = None) -> EvalResults:
     wanted = [(resolved.name, label, seed) for label in entries for seed in seed_list]
     wanted_set = set(wanted)
 
@@ -1408,11 +1451,18 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
     tasks = [_PairTask(handle, csv_text, drop_oversized, entries[label], label, seed, debug, provenance, keys[label])
              for (_, label, seed) in todo]
     # Pairs with a picklable handle and a policy given by name may go to worker processes.
-    portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)]
+    from ddl_gym.baselines.registry import runs_in_process_only
+
+    local = sorted({t.label for t in tasks if isinstance(t.policy, str) and runs_in_process_only(t.policy)})
+    portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)
+                and t.label not in local]
     n_workers = int(workers) if workers is not None else min(os.cpu_count() or 1, max(1, len(portable)))
+    if local and n_workers > 1:
+        print(f"note: {', '.join(local)} defined in the running script: run in this process "
+              "(worker processes cannot import __main__; put it in a module to run it in parallel)", file=sys.stderr)
     pool_idx = set(portable) if n_workers > 1 and len(portable) > 1 else set()
     if runner is not None:  # a remote executor (ddl_gym.executors) takes every pair given by name
-        pool_idx = {i for i, t in enumerate(tasks) if isinstance(t.policy, str)}
+        pool_idx = {i for i, t in enumerate(tasks) if isinstance(t.policy, str) and t.label not in local}
     pool_tasks = [t for i, t in enumerate(tasks) if i in pool_idx]
     serial_tasks = [t for i, t in enumerate(tasks) if i not in pool_idx]
 
@@ -1483,7 +1533,7 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
             _write_csv_atomic(all_jobs, out_path / JOBS_FILE)
             files.append(out_path / JOBS_FILE)
         if not all_summary.empty:
-            files += write_artifacts(out_path, plots=plots)
+            files += write_artifacts(out_path, plots=plots, formats=formats)
     results = EvalResults(summary=summary, jobs=jobs, out=out_path, reused=len(done_keys), files=files, stale=stale)
     if echo:
         print(results.markdown)
@@ -1500,13 +1550,17 @@ def _run_in_pool(tasks: list[_PairTask], n_workers: int, record: Any, errors: li
     """Run pairs in worker processes; on an interrupt or a write error, stop the workers at once."""
     import multiprocessing
 
+    from ddl_gym.baselines.registry import user_registrations
+    from ddl_gym.poolsafe import workers_skip_main
+
     # forkserver: children start clean (no inherited torch/OpenMP threads, which can hang after fork).
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     pool = ProcessPoolExecutor(max_workers=min(n_workers, len(tasks)), mp_context=multiprocessing.get_context(method),
-                               initializer=_worker_init, initargs=(os.getpid(),))
+                               initializer=_worker_init, initargs=(os.getpid(), 0.5, user_registrations()))
     finished_cleanly = False
     try:
-        pending: dict[Future, _PairTask] = {pool.submit(_run_pair, t): t for t in tasks}
+        with workers_skip_main():  # workers start without re-running the calling script (no guard needed)
+            pending: dict[Future, _PairTask] = {pool.submit(_run_pair, t): t for t in tasks}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:

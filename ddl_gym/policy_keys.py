@@ -158,8 +158,7 @@ def registered_policy_key(spec: str, instance: Any | None = None) -> dict[str, A
     """
     from ddl_gym.baselines import registry
 
-    head = registry.canonical_name(spec).partition(":")[0]
-    entry = registry._LAZY.get(head)
+    entry = registry._LAZY.get(registry.registry_key(spec))  # module:Class specs included
     if entry is None:
         return {}
     target, kwargs, _ = entry

@@ -6,6 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The docs test opens the built site in headless Chromium (Debian's package); install it where missing.
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+    || echo "test.sh: could not install chromium (tests/test_docs_site.py needs it)"
+fi
 export PYTHONHASHSEED=0
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
 if [ "$#" -eq 0 ]; then

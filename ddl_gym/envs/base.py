@@ -7,6 +7,7 @@ of that adaptation that do not depend on how actions are encoded.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -138,6 +139,8 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
                       invalid_action: str, invalid_action_penalty: float, max_decisions: int | str | None,
                       debug: bool) -> None:
         """Validate and store the constructor arguments every env has."""
+        if isinstance(scenario, os.PathLike):  # a scenario file given as a Path
+            scenario = os.fspath(scenario)
         self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
         if self.scenario.engine != "job":
             raise ConfigError(

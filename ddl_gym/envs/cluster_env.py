@@ -15,6 +15,7 @@ from gymnasium import spaces
 
 from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
 from ddl_gym.envs.core import _INV_LOG_QUEUE, _INV_LOG_TIME, _INV_LOG_WAIT, DecisionCore, PortableLayout, to_float32
+from ddl_gym.envs.helpers import ActionObservationHelpers, label_frame
 from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
@@ -50,7 +51,7 @@ PORTABLE_GLOBAL_FEATURES = ("queue_length", "queue_overflow", "queued_demand", "
 MAX_SLOTS = 4096
 
 
-class DDLClusterEnv(SimulatorEnv):
+class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
     """Schedule distributed deep-learning jobs on a multi-tenant GPU cluster.
 
     ## Description
@@ -62,7 +63,7 @@ class DDLClusterEnv(SimulatorEnv):
     overhead; a job on one server uses the fast intra-server link. The agent decides which queued
     job to start next, how to place it, and when to wait. The default scenario has 16 servers × 4
     GPUs and 160 jobs (80×1, 14×2, 26×4, 30×8, 8×16, 2×32 GPUs; Table III models of Ada-SRSF)
-    arriving over 20 minutes, freshly sampled each episode (see ``ddl-gym list`` for its NICs).
+    arriving over 80 minutes, freshly sampled each episode (see ``ddl-gym list`` for its NICs).
 
     ## Action Space
 
@@ -645,7 +646,9 @@ class DDLClusterEnv(SimulatorEnv):
         return "\n".join(lines) + "\n"
 
     def _render_rgb(self) -> np.ndarray:
-        """GPU occupancy Gantt chart so far: one row band per GPU, colour per job, darker = more contention."""
+        """GPU occupancy Gantt chart so far: one row band per GPU, colour per job, darker = more contention;
+        labelled (time axis in seconds since the first arrival, GPU axis with server boundaries, the
+        clock and queue in the title)."""
         sim = self.sim
         assert sim is not None
         n_gpus = sim.cluster.num_gpus
@@ -667,4 +670,7 @@ class DDLClusterEnv(SimulatorEnv):
             colour = (palette[j % len(palette)] * shade).astype(np.uint8)
             for g in sim.placement[j].tolist():
                 image[g * row_h : (g + 1) * row_h - 1, x0:x1] = colour
-        return image
+        title = (f"t = {sim.now - t0:,.0f} s   queued {sim.num_queued}   running {len(sim.running)}   "
+                 f"done {sim.num_finished}/{sim.workload.num_jobs}")
+        return label_frame(image, title=title, t_span_s=float(span), num_gpus=n_gpus,
+                           gpus_per_server=[int(g) for g in sim.server_gpus])
