@@ -165,5 +165,7 @@ def test_stats_command_prints_the_suite_cards(capsys):
     assert main(["--stats", "--suite", "--quick", "--task", "small"]) == 0
     out = capsys.readouterr().out
     assert "| `small` | regression |" in out and "LP headroom" in out
-    with pytest.raises(SystemExit):
+    from ddl_gym.cliargs import UsageError
+
+    with pytest.raises(UsageError, match="--no-such-option"):
         main(["--stats", "--no-such-option"])
