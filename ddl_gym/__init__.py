@@ -33,10 +33,18 @@ _ENVS = {
                             "queue_order": "fifo"},
 }
 
-def _vector_entry(env_id: str) -> object:
-    from ddl_gym.envs.vector_entry import vector_entry_point
+def _make_batched_vec(num_envs: int = 1, *, env_id: str, **kwargs: object) -> object:
+    """``vector_entry_point`` of the ``DDLCluster-*`` ids (imports the vector env only when called, so
+    ``import ddl_gym`` stays light): :func:`ddl_gym.envs.vector_entry.make_batched_vec`."""
+    from ddl_gym.envs.vector_entry import make_batched_vec
 
-    return vector_entry_point(f"ddl_gym:{env_id}")
+    return make_batched_vec(num_envs, env_id=env_id, **kwargs)
+
+
+def _vector_entry(env_id: str) -> object:
+    import functools
+
+    return functools.partial(_make_batched_vec, env_id=f"ddl_gym:{env_id}")
 
 
 for _env_id, _kwargs in _ENVS.items():
