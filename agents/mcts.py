@@ -262,10 +262,11 @@ class MCTSPolicy:
         env_kwargs: dict[str, Any] | None = None,
         seed: int | None = None,
     ) -> None:
-        if simulations < 1:
-            raise ConfigError(f"simulations must be >= 1, got {simulations}")
-        if depth is not None and depth < 0:
-            raise ConfigError(f"depth must be >= 0 or None, got {depth}")
+        from ddl_gym.bounds import check_int
+
+        check_int(simulations, 1, 100_000, "mcts: simulations (sims)")  # per decision: 10^5 already takes hours
+        if depth is not None:
+            check_int(depth, 0, 10**7, "mcts: depth")
         if objective not in OBJECTIVES:
             raise ConfigError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
         if backup not in ("best", "mean"):

@@ -17,6 +17,9 @@ from typing import Any
 from ddl_gym.sim.model import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: Where an installed package (wheel) keeps the committed agent folders (pyproject's package-dir maps
+#: them): repository folder -> folder inside the installed ``ddl_gym/agents``.
+INSTALLED_ZOO = {"leaderboard/agents": "zoo", "leaderboard/default-10g/agents": "zoo/legacy"}
 
 
 @dataclass(frozen=True)
@@ -29,8 +32,17 @@ class ShippedAgent:
     algo: str = "maskable-ppo"
 
     @property
+    def file(self) -> Path:
+        """The agent's zip: in the source checkout, else in the installed package's zoo."""
+        source = REPO_ROOT / self.path
+        if source.exists():
+            return source
+        folder, _, name = self.path.rpartition("/")
+        return Path(__file__).resolve().parent / INSTALLED_ZOO.get(folder, folder) / name
+
+    @property
     def spec(self) -> str:
-        return f"{self.algo}:{REPO_ROOT / self.path}"
+        return f"{self.algo}:{self.file}"
 
 
 SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
@@ -49,9 +61,9 @@ def load_shipped(name: str) -> Any:
     if name not in SHIPPED_AGENTS:
         raise ConfigError(f"unknown shipped agent {name!r}; known: {', '.join(SHIPPED_AGENTS)}")
     agent = SHIPPED_AGENTS[name]
-    if not (REPO_ROOT / agent.path).exists():
+    if not agent.file.exists():
         raise ConfigError(f"shipped agent {name!r}: {agent.path} is missing from this installation "
-                          "(a source checkout has it)")
+                          "(a source checkout and the wheel have it)")
     from ddl_gym.agents.policy import load_policy
 
     policy = load_policy(agent.spec)

@@ -79,9 +79,14 @@ PPO_ENV_OVERRIDES = {"invalid_action_penalty": 0.05, "max_decisions": 3000}
 
 
 # ---------------------------------------------------------------------------- presets
-def load_preset(name_or_path: str) -> dict[str, Any]:
-    """A preset from ``agents/presets/<name>.yaml`` (or a YAML path), with ``inherit`` resolved."""
-    import yaml
+def load_preset(name_or_path: str, _chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A preset from ``agents/presets/<name>.yaml`` (or a YAML path), with ``inherit`` resolved.
+
+    Every file is checked (:func:`ddl_gym.agents.preset_schema.read_preset_file`): not YAML, not a
+    mapping, an unknown key, a wrong type or range, an ``inherit`` cycle are one-line ConfigErrors
+    naming the file and the key.
+    """
+    from ddl_gym.agents.preset_schema import read_preset_file
 
     path = Path(name_or_path)
     if not path.suffix:
@@ -89,10 +94,17 @@ def load_preset(name_or_path: str) -> dict[str, Any]:
     if not path.exists():
         known = sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
         raise ConfigError(f"unknown preset {name_or_path!r}; known: {', '.join(known)}")
-    data = yaml.safe_load(path.read_text()) or {}
+    key = str(path.resolve())
+    if key in _chain or len(_chain) > 16:
+        raise ConfigError(f"{path}: inherit: presets inherit from each other in a cycle")
+    data = dict(read_preset_file(path))
     parent = data.pop("inherit", None)
     if parent:
-        data = _deep_merge(load_preset(parent), data)
+        data = _deep_merge(load_preset(parent, (*_chain, key)), data)
+    if not _chain:  # the merged preset must hold every section the trainer reads
+        missing = [k for k in ("timesteps", "n_envs", "env", "ppo", "eval", "checkpoint", "bc") if k not in data]
+        if missing:
+            raise ConfigError(f"{path}: {missing[0]}: missing (add it, or 'inherit: default' to take the defaults)")
     return data
 
 
@@ -476,6 +488,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temporary file in the same folder, fsync it, then rename it over ``path``: a kill at
+    any moment leaves the old file or the new one, never a torn one."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
 def _existing_run(out: Path) -> list[str]:
     """What of an earlier run ``out`` holds."""
     return [name for name in (*RUN_FILES, *RUN_FOLDERS) if (out / name).exists()]
@@ -506,10 +535,36 @@ def _prepare_out(args: argparse.Namespace) -> None:
         raise ConfigError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
 
 
-def _check_inputs(args: argparse.Namespace) -> None:
+def _check_device(device: str) -> None:
+    """``--device``: a torch device that exists here (no silent fall-back to the CPU)."""
+    if device == "cpu":
+        return
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ConfigError(f"--device {device[:40]!r}: not a torch device (cpu, cuda, cuda:N, mps)") from None
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ConfigError(f"--device {device}: CUDA is not available on this machine (torch "
+                              f"{torch.__version__}); use --device cpu")
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ConfigError(f"--device {device}: only {torch.cuda.device_count()} CUDA device(s) here")
+    elif parsed.type == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError(f"--device {device}: MPS is not available on this machine; use --device cpu")
+    elif parsed.type not in ("cuda", "mps"):
+        raise ConfigError(f"--device {device[:40]!r}: training runs on cpu, cuda or mps")
+
+
+def _check_inputs(args: argparse.Namespace, cfg: dict[str, Any] | None = None) -> None:
     """Fail in a second, with one line, on names that would otherwise fail minutes into training."""
     from ddl_gym.scenarios import get_scenario
 
+    _check_device(args.device)
+    if not args.bc_expert and (args.bc_steps is not None or args.bc_episodes is not None):
+        raise ConfigError("--bc-steps/--bc-episodes shape the behaviour-cloning warm start, which runs only with "
+                          "--bc-expert POLICY; without it they would be ignored")
     scenario = get_scenario(args.scenario)
     if scenario.engine != "job":
         raise ConfigError(f"scenario {scenario.name!r} uses the {scenario.engine}-level engine; the env (and so "
@@ -518,6 +573,10 @@ def _check_inputs(args: argparse.Namespace) -> None:
         from ddl_gym.baselines import make_policy
 
         make_policy(args.bc_expert)
+    if cfg is not None:  # the preset's env arguments (and --window/--queue-order) build an env now
+        from ddl_gym.agents.preset_schema import check_env_arguments
+
+        check_env_arguments(args.scenario, dict(cfg["env"]), f"preset {args.preset}")
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -527,6 +586,7 @@ def _train(args: argparse.Namespace) -> int:
     if not args.resume:  # bad names fail in a second, before the folder is touched or torch is imported
         _check_inputs(args)
         cfg = resolve_config(args)
+        _check_inputs(args, cfg)
     _prepare_out(args)
     candidates: list[Path] = []
     if args.resume:
@@ -535,21 +595,48 @@ def _train(args: argparse.Namespace) -> int:
         except FileNotFoundError:
             cfg = None
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"{out / 'config.json'}: cannot read the run's configuration ({exc})") from None
+            if latest_checkpoint(out) is not None:
+                raise ConfigError(f"{out / 'config.json'}: cannot read the run's configuration "
+                                  f"({type(exc).__name__}); start again with --overwrite") from None
+            cfg = None  # torn by a writer older than the atomic one, before any checkpoint: start again
+        if cfg is not None:
+            from ddl_gym.agents.preset_schema import check_preset
+
+            check_preset(out / "config.json", cfg, allow_run_keys=True)
         if cfg is not None:
             use_norm_cfg = bool(cfg.get("normalize", {}).get("obs") or cfg.get("normalize", {}).get("reward"))
             candidates = intact_checkpoints(out, use_norm_cfg, log)
         if not candidates:
-            if _existing_run(out):
+            if latest_checkpoint(out) is not None or (out / "agent.zip").exists():
                 raise ConfigError(f"--resume: no intact checkpoint in {out}/checkpoints; start again with --overwrite")
-            log(f"note: nothing to resume in {out}; starting from scratch")
-            cfg = None
+            # Stopped before its first checkpoint (a kill at any moment): nothing trained is lost, so the
+            # run restarts from step 0 -- with its own config.json when that was written, else from the
+            # command line -- after the partial files (logs, evaluations, BC summary) are cleared.
+            partial = [name for name in _existing_run(out) if name != "config.json"]
+            for name in RUN_FILES:
+                if name != "config.json":
+                    (out / name).unlink(missing_ok=True)
+            for name in RUN_FOLDERS:
+                shutil.rmtree(out / name, ignore_errors=True)
+            if cfg is not None:
+                log(f"note: {out} holds a run stopped before its first checkpoint; restarting it from step 0 with "
+                    f"its config.json" + (f" (cleared {', '.join(partial)})" if partial else ""))
+                if args.timesteps is not None:
+                    cfg["timesteps"] = args.timesteps
+            else:
+                log(f"note: nothing to resume in {out}; starting from scratch")
         elif args.timesteps is not None:
             cfg["timesteps"] = args.timesteps
     if cfg is None:
         _check_inputs(args)
         cfg = resolve_config(args)
-    (out / "config.json").write_text(json.dumps(cfg, indent=2))
+        _check_inputs(args, cfg)
+    _write_json_atomic(out / "config.json", cfg)
+    rollout = int(cfg["ppo"].get("n_steps", 2048)) * int(cfg["n_envs"])
+    if int(cfg["timesteps"]) % rollout:  # PPO learns whole rollouts: say what the run will really take
+        steps = -(-int(cfg["timesteps"]) // rollout) * rollout
+        log(f"note: timesteps {cfg['timesteps']} is not a whole number of rollouts (n_steps x n_envs = {rollout}); "
+            f"PPO trains whole rollouts, so this run takes {steps} steps")
 
     import torch
     from sb3_contrib import MaskablePPO

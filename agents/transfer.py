@@ -105,6 +105,11 @@ class MixedWorkloadSource:
     jobs: tuple[int, int] = (40, 160)
     trace_sources: tuple[Any, ...] = field(default=(), compare=False)
 
+    def trace_data(self) -> list[str]:
+        """Keys of :data:`ddl_gym.workloads.tracedata.TRACE_DATA` the episodes may read."""
+        return [k for kind, weight in self.kinds if weight > 0 and kind != "synthetic"
+                for k in self._trace(kind).trace_data()]
+
     def trace_files(self) -> list[str]:
         """The trace files the episodes may read (for the evaluation cache's content fingerprint)."""
         return [f for kind, weight in self.kinds if weight > 0 and kind != "synthetic"
@@ -121,6 +126,10 @@ class MixedWorkloadSource:
         from ddl_gym.workloads.synthetic import scaled_workload
         from ddl_gym.workloads.windows import TARGET_MEDIAN_LOAD
 
+        from ddl_gym.workloads.tracedata import locate
+
+        for key in self.trace_data():  # every episode needs every trace: stop now, whatever this draw picks
+            locate(key)
         names = [k for k, _ in self.kinds]
         weights = np.array([w for _, w in self.kinds], dtype=float)
         kind = names[int(rng.choice(len(names), p=weights / weights.sum()))]

@@ -121,8 +121,17 @@ class AOnlinePolicy(SelfDrivingPolicy):
             raise ConfigError(f"a-online: tie_break must be 'listing' or 'completion', got {self.tie_break!r}")
         if self.implementation not in ("fast", "literal"):
             raise ConfigError(f"a-online: implementation must be 'fast' or 'literal', got {self.implementation!r}")
-        if self.paper_alpha < 1:
-            raise ConfigError("a-online: paper_alpha must be >= 1")
+        from ddl_gym.bounds import check_int
+
+        from ddl_gym.bounds import check_float
+
+        check_int(self.paper_alpha, 1, 1_000, "a-online: paper_alpha")
+        if self.max_workers is not None:
+            check_int(self.max_workers, 1, 100_000, "a-online: max_workers")
+        for key in ("F", "horizon_slots"):
+            if getattr(self, key) is not None:
+                check_float(getattr(self, key), 0.0, 1e12, f"a-online: {key}", low_open=True)
+        check_float(self.w_min, 0.0, 1e12, "a-online: w_min")
 
     # ------------------------------------------------------------------ harness entry points
 

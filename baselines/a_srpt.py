@@ -120,8 +120,10 @@ class ASRPT:
             raise ConfigError(f"a-srpt: tau must be a finite number >= 0, got {tau!r}")
         if fragment not in ("fragment", "literal_ascending"):
             raise ConfigError(f"a-srpt: fragment must be 'fragment' or 'literal_ascending', got {fragment!r}")
+        from ddl_gym.bounds import check_float
+
         self.tau = float(tau)
-        self.comm_heavy = float(comm_heavy)
+        self.comm_heavy = check_float(comm_heavy, 0.0, 1e15, "a-srpt: comm_heavy")
         self.delay_blocks = bool(delay_blocks)
         self.fragment = fragment
         if consolidate not in ("consolidate", "pack"):

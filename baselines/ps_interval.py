@@ -241,8 +241,10 @@ class AllocateThenAdmit(IntervalPolicy):
     def __init__(self, *, mkp: str = "exact", q: int = 2, name: str | None = None) -> None:
         if mkp not in MKP_METHODS:
             raise ConfigError(f"unknown MKP method {mkp!r}; choose one of {MKP_METHODS}")
+        from ddl_gym.bounds import check_int
+
         self.mkp = mkp
-        self.q = int(q)
+        self.q = check_int(q, 1, 3, "q (Frieze-Clarke subset size; C(n, q) subsets)")
         if name:
             self.name = name
 

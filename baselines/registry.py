@@ -44,10 +44,14 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ddl_gym.placement import PLACEMENT_ALIASES
 from ddl_gym.sim.model import ConfigError
+
+if TYPE_CHECKING:
+    from ddl_gym.protocols import Policy
 
 CLASSIC_ORDERS = ("fifo", "sjf", "srsf")
 CLASSIC_PLACEMENTS = ("ff", "ls", "rand", "pack", "spread", "ca")
@@ -67,15 +71,27 @@ POLICY_ALIASES: dict[str, str] = {}
 _OWN_PLACEMENT: dict[str, str] = {}
 #: canonical name -> one-line description (``ddl-gym list``); kept current by :func:`register_policy`
 POLICY_DESCRIPTIONS: dict[str, str] = {}
+#: name -> the factory object, for policies registered with a callable target
+_OBJECTS: dict[str, Callable[..., Any]] = {}
+#: registrations made after the built-ins (user code): name -> (args, kwargs) of register_policy
+_RUNTIME: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+_BUILTINS_DONE = False
 
 
-def register_policy(name: str, target: str, kwargs: dict[str, Any] | None = None, description: str = "", *,
+def register_policy(name: str, target: str | Callable[..., Any], kwargs: dict[str, Any] | None = None,
+                    description: str = "", *,
                     aliases: tuple[str, ...] = (), own_placement: str | None = None) -> None:
     """Add a policy to the registry.
 
+    Works at any time, also at the top level of a script without an ``if __name__ == "__main__":``
+    guard: the harness's worker processes re-register what was registered at run time, and a target
+    that lives in the running script (``__main__``) runs in the calling process (one-line note).
+
     Args:
         name: canonical spec, lower case (``"a-srpt"``, ``"sjf-bco+ff"``).
-        target: ``"module:factory"``, imported when the policy is first built.
+        target: ``"module:factory"``, imported when the policy is first built; or the factory
+            (a class or function) itself. The factory is called with the spec's options as keyword
+            arguments and must return an object of one of the :mod:`ddl_gym.protocols`.
         kwargs: keyword arguments for the factory.
         description: one line for ``ddl-gym list``.
         aliases: other spellings that mean the same policy.
@@ -83,6 +99,21 @@ def register_policy(name: str, target: str, kwargs: dict[str, Any] | None = None
             short name, so ``NAME+own_placement`` is read as ``NAME``.
     """
     key = name.strip().lower()
+    if not key:
+        raise ConfigError("register_policy: the name must be a non-empty string")
+    if callable(target):
+        module = getattr(target, "__module__", None) or "__main__"
+        qualname = getattr(target, "__qualname__", None) or getattr(target, "__name__", "factory")
+        _OBJECTS[key] = target
+        target = f"{module}:{qualname}"
+    else:
+        if not isinstance(target, str) or ":" not in target:
+            raise ConfigError(f"register_policy({name!r}): target must be 'module:factory' or a callable, "
+                              f"got {target!r}")
+        _OBJECTS.pop(key, None)
+    if _BUILTINS_DONE:  # registered at run time: worker processes must repeat it
+        _RUNTIME[key] = ((key, target, dict(kwargs or {}), description),
+                         {"aliases": tuple(aliases), "own_placement": own_placement})
     _LAZY[key] = (target, dict(kwargs or {}), description)
     POLICY_DESCRIPTIONS[key] = description
     for alias in aliases:
@@ -165,6 +196,9 @@ def canonical_name(spec: str) -> str:
     if is_agent_spec(text):
         kind, _, path = text.partition(":")
         return f"{kind.strip().lower()}:{path.strip()}"
+    imported = _import_spec(text)
+    if imported is not None:  # "mypkg.mod:MyPolicy[+placement][:options]": case kept
+        return imported.canonical
     head, colon, options = text.lower().partition(":")
     head = _canonical_head(head.strip())
     if not colon:
@@ -198,19 +232,52 @@ def _suggest(key: str) -> str:
     return "; run `ddl-gym list` for all names"
 
 
-def make_policy(name: str, **overrides: Any) -> Any:
-    """Build a policy by spec (canonical name or alias). Extra keyword arguments override the defaults.
+class _RegisteredNames:
+    """``name in _RegisteredNames()``: a registered name or alias (no copies of the registry)."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in _LAZY or name in POLICY_ALIASES
+
+
+def _import_spec(text: str) -> Any:
+    """The parsed ``module:Class`` spec in ``text`` (:mod:`ddl_gym.baselines.plugins`), or None."""
+    from ddl_gym.baselines.plugins import parse_import_spec
+
+    if ":" not in text or is_agent_spec(text):
+        return None
+    return parse_import_spec(text, _RegisteredNames())
+
+
+def make_policy(name: str, **overrides: Any) -> Policy:
+    """Build a policy by spec (canonical name, alias, or ``module:Class`` import path). Extra keyword
+    arguments override the defaults.
+
+    An import spec ``mypkg.mod:MyPolicy[+PLACEMENT][:k=v,...]`` is registered under its canonical
+    form (so it runs in worker processes and gets a cache key) and built as
+    ``MyPolicy(k=v, ..., placement=PLACEMENT)``.
+
+    Returns:
+        An object of one of the protocols of :mod:`ddl_gym.protocols`.
 
     Raises:
-        ConfigError: unknown name (the message lists close matches), malformed or unknown option.
+        ConfigError: unknown name (the message lists close matches), malformed or unknown option,
+            a module that cannot be imported.
     """
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"policy name must be a non-empty string, got {name!r}")
     if is_agent_spec(name):
         raise ConfigError(f"{name!r} is a trained agent, not a reference policy; load it with "
                           "ddl_gym.agents.load_policy (the harness does this for NAME:PATH specs)")
-    spec = canonical_name(name)
-    head, _, options = spec.partition(":")
+    imported = _import_spec(name)
+    if imported is not None:
+        key = imported.head.lower()
+        if _LAZY.get(key, ("",))[0] != imported.target:
+            register_policy(key, imported.target, {"placement": imported.placement} if imported.placement else {},
+                            f"imported policy {imported.target}")
+        spec, head, options = imported.canonical, key, imported.options
+    else:
+        spec = canonical_name(name)
+        head, _, options = spec.partition(":")
     if head == "mcts":  # "mcts:guide=srsf+pack,sims=32,depth=20,objective=jct"
         from ddl_gym.agents.mcts import make_mcts_policy
 
@@ -240,15 +307,61 @@ def make_policy(name: str, **overrides: Any) -> Any:
         if not eq or not key.strip():
             raise ConfigError(f"policy {name!r}: option {item!r} is not key=value")
         kwargs = {**kwargs, key.strip(): _parse_option_value(value)}
-    module_name, factory_name = target.split(":")
+    factory = _OBJECTS.get(head)
+    if factory is None:
+        module_name, _, factory_name = target.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            from ddl_gym.extras import install_hint
+
+            missing = getattr(exc, "name", None) or ""
+            if imported is not None and missing == module_name.split(".")[0]:
+                raise ConfigError(f"policy {name!r}: cannot import module {module_name!r} ({exc}); a module:Class "
+                                  "spec needs the module on the import path (run from its folder or set "
+                                  "PYTHONPATH)") from None
+            hint = f"; {install_hint(missing)}" if missing.split(".")[0] in _extras_modules() else ""
+            raise ConfigError(f"policy {name!r} is not available: {exc}{hint}") from None
+        factory = module
+        for part in factory_name.split("."):
+            factory = getattr(factory, part, None)
+            if factory is None:
+                raise ConfigError(f"policy {name!r}: module {module_name!r} has no {factory_name!r}")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"policy {name!r} is not available: {exc}") from None
-    try:
-        return getattr(module, factory_name)(**{**kwargs, **overrides})
-    except TypeError as exc:  # an option the factory does not take
-        raise ConfigError(f"policy {name!r}: {exc}") from None
+        return factory(**{**kwargs, **overrides})  # type: ignore[no-any-return]
+    except (TypeError, ValueError, OverflowError) as exc:  # an option the factory does not take, or a bad value
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"policy {name!r}: {text}") from None
+
+
+def _extras_modules() -> set[str]:
+    from ddl_gym.extras import MODULE_EXTRAS
+
+    return set(MODULE_EXTRAS)
+
+
+def user_registrations() -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """The :func:`register_policy` calls made after the built-ins (by user code), as
+    ``(args, kwargs)``: the harness repeats them in its worker processes."""
+    return [(args, kw) for args, kw in _RUNTIME.values() if not runs_in_process_only(args[0])]
+
+
+def registry_key(spec: str) -> str:
+    """The registry entry a spec builds from: the canonical ``NAME[+PLACEMENT]`` head, or for a
+    ``module:Class`` spec its lower-cased ``module:class[+placement]`` head (no options)."""
+    imported = _import_spec(spec)
+    return imported.head.lower() if imported is not None else canonical_name(spec).partition(":")[0]
+
+
+def runs_in_process_only(spec: str) -> bool:
+    """Whether the policy ``spec`` must run in the calling process: its factory is an object or lives
+    in the running script (``__main__``), which worker processes cannot import."""
+    from ddl_gym.baselines.plugins import in_process_only
+
+    if is_agent_spec(spec):
+        return False
+    entry = _LAZY.get(registry_key(spec))
+    return entry is not None and ("<locals>" in entry[0] or in_process_only(entry[0]))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -334,3 +447,10 @@ from ddl_gym.agents.shipped import SHIPPED_AGENTS as _SHIPPED  # noqa: E402  (li
 for _agent in _SHIPPED.values():
     register_policy(_agent.name, "ddl_gym.agents.shipped:load_shipped", {"name": _agent.name},
                     f"shipped agent: {_agent.description}")
+
+# ---------------------------------------------------------------------------------------------------
+# Plugins: installed packages' ``ddl_gym.policies`` entry points (baselines/plugins.py).
+from ddl_gym.baselines.plugins import load_entry_points as _load_entry_points  # noqa: E402
+
+_load_entry_points(register_policy, set(_LAZY) | set(POLICY_ALIASES))
+_BUILTINS_DONE = True

@@ -97,6 +97,35 @@ INTER_GBPS = 100.0
 INTRA_GBPS = 800.0
 
 
+@dataclass(frozen=True)
+class _SJFBCOCluster:
+    """The §7.1 cluster draw of :func:`sjf_bco_scenario` (a module-level callable, so that scenarios
+    and the envs built on them pickle): ``draw`` counts from ``choices``, the first ``num_servers`` kept."""
+
+    choices: tuple[int, ...]
+    draw: int
+    num_servers: int
+    intra_gbps: float
+    inter_gbps: float
+
+    def __call__(self, rng: np.random.Generator) -> ClusterSpec:
+        counts = rng.choice(np.asarray(self.choices, dtype=np.int64), size=self.draw)[:self.num_servers]
+        return ClusterSpec(tuple(counts.tolist()), intra_bandwidth=self.intra_gbps * GBPS,
+                           inter_bandwidth=self.inter_gbps * GBPS)
+
+
+@dataclass(frozen=True)
+class _SJFBCOWorkload:
+    """The §7.1 workload draw of :func:`sjf_bco_scenario` (module level: picklable)."""
+
+    profiles: tuple[ModelProfile, ...]
+
+    def __call__(self, rng: np.random.Generator, spec: ClusterSpec) -> Workload:
+        from ddl_gym.workloads.synthetic import sjf_bco_workload
+
+        return sjf_bco_workload(rng, models=self.profiles)
+
+
 def sjf_bco_scenario(
     num_servers: int = PAPER_SERVERS,
     *,
@@ -123,19 +152,9 @@ def sjf_bco_scenario(
     """
     if num_servers < 1:
         raise ConfigError(f"sjf_bco_scenario: num_servers must be >= 1, got {num_servers}")
-    choices = np.asarray(gpu_choices, dtype=np.int64)
-    draw = max(int(num_servers), PAPER_SERVERS)
-    profiles = tuple(models)
-
-    def cluster(rng: np.random.Generator) -> ClusterSpec:
-        counts = rng.choice(choices, size=draw)[:num_servers]
-        return ClusterSpec(tuple(counts.tolist()), intra_bandwidth=intra_gbps * GBPS, inter_bandwidth=inter_gbps * GBPS)
-
-    def workload(rng: np.random.Generator, spec: ClusterSpec) -> Workload:
-        from ddl_gym.workloads.synthetic import sjf_bco_workload
-
-        return sjf_bco_workload(rng, models=profiles)
-
+    cluster = _SJFBCOCluster(tuple(int(c) for c in gpu_choices), max(int(num_servers), PAPER_SERVERS),
+                             int(num_servers), intra_gbps, inter_gbps)
+    workload = _SJFBCOWorkload(tuple(models))
     default_name = "sjf-bco" if num_servers == PAPER_SERVERS else f"sjf-bco-{num_servers}s"
     return Scenario(
         name=name or default_name,
@@ -163,6 +182,27 @@ SJF_BCO_REGIME_PERF_MODEL = RARContentionModel(xi1=0.5, xi2=0.5e-4, alpha=0.275,
 PAPER_RHO_HAT_RANGE: tuple[float, float] = (50.0, 300.0)
 
 
+@dataclass(frozen=True)
+class _RegimeWorkload:
+    """The workload draw of :func:`sjf_bco_regime_scenario`: the base draw, then ``F_j`` redrawn so
+    that ``ρ̂_j = F_j τ_j`` lies in ``[low_rho, high_rho]`` (module level: picklable)."""
+
+    base: Any
+    model: RARContentionModel
+    low_rho: float
+    high_rho: float
+
+    def __call__(self, rng: np.random.Generator, spec: ClusterSpec) -> Workload:
+        jobs = self.base(rng, spec)
+        bound = self.model.bind(spec, jobs)
+        tau = np.array([bound.iteration_time(j, 1, 0) for j in range(jobs.num_jobs)])
+        low = np.maximum(1000, np.ceil(self.low_rho / tau)).astype(np.int64)
+        high = np.minimum(6000, np.floor(self.high_rho / tau)).astype(np.int64)
+        if np.any(low > high):
+            raise ConfigError("sjf_bco_regime_scenario: some job's τ leaves no F_j in [1000, 6000] with ρ̂ in [50, 300]")
+        return replace(jobs, iterations=rng.integers(low, high, endpoint=True), name="sjf-bco-regime-160")
+
+
 def sjf_bco_regime_scenario(num_servers: int = PAPER_SERVERS, *, name: str | None = None) -> Scenario:
     """The §7.1 setting calibrated *per job* (named option next to :func:`sjf_bco_scenario`).
 
@@ -183,19 +223,7 @@ def sjf_bco_regime_scenario(num_servers: int = PAPER_SERVERS, *, name: str | Non
     ``F_j`` redraw).
     """
     base = sjf_bco_scenario(num_servers, models=SJF_BCO_REGIME_MODELS, model=SJF_BCO_REGIME_PERF_MODEL)
-    model = SJF_BCO_REGIME_PERF_MODEL
-    low_rho, high_rho = PAPER_RHO_HAT_RANGE
-
-    def workload(rng: np.random.Generator, spec: ClusterSpec) -> Workload:
-        jobs = base.workload(rng, spec)
-        bound = model.bind(spec, jobs)
-        tau = np.array([bound.iteration_time(j, 1, 0) for j in range(jobs.num_jobs)])
-        low = np.maximum(1000, np.ceil(low_rho / tau)).astype(np.int64)
-        high = np.minimum(6000, np.floor(high_rho / tau)).astype(np.int64)
-        if np.any(low > high):
-            raise ConfigError("sjf_bco_regime_scenario: some job's τ leaves no F_j in [1000, 6000] with ρ̂ in [50, 300]")
-        return replace(jobs, iterations=rng.integers(low, high, endpoint=True), name="sjf-bco-regime-160")
-
+    workload = _RegimeWorkload(base.workload, SJF_BCO_REGIME_PERF_MODEL, *PAPER_RHO_HAT_RANGE)
     suffix = "" if num_servers == PAPER_SERVERS else f"-{num_servers}s"
     return replace(base, name=name or f"sjf-bco-regime{suffix}", workload=workload,
                    description=(f"SJF-BCO §7.1 read per job: {num_servers} servers, contention+overhead within "
@@ -246,8 +274,14 @@ class SJFBCOPolicy:
             raise ConfigError(f"SJF-BCO policy: unknown kind {kind!r}; choose sjf-bco, ff, ls or rand")
         if online not in ONLINE_MODES:
             raise ConfigError(f"SJF-BCO policy: online must be one of {ONLINE_MODES}, got {online!r}")
-        if not lam >= 1.0:
-            raise ConfigError(f"SJF-BCO policy: lam (λ_j) must be >= 1, got {lam}")
+        from ddl_gym.bounds import check_float, check_int
+
+        check_float(lam, 1.0, 1e6, "SJF-BCO policy: lam (λ_j)")
+        if horizon is not None:
+            check_float(horizon, 0.0, 1e12, "SJF-BCO policy: horizon", low_open=True)
+        if kappa is not None:  # κ candidates: each is one trial plan
+            for value in ([kappa] if isinstance(kappa, (int, float)) else list(kappa)):
+                check_int(value, 1, 10_000, "SJF-BCO policy: kappa")
         if bisection not in ("paper", "feasible"):
             raise ConfigError(f"SJF-BCO policy: bisection must be 'paper' or 'feasible', got {bisection!r}")
         self.kind = kind

@@ -26,6 +26,12 @@ from ddl_gym.baselines.sum_of_ratios import ROUNDING_SEMANTICS, continuous_alloc
 from ddl_gym.sim.model import ConfigError
 
 
+#: Smallest grid precision ε1 accepted (the grid of Alg. 1 has ~1/ε points per job; 1e-9 needs ~17 GiB).
+MIN_EPS = 1e-4
+#: Most randomised-rounding attempts F per job (the paper uses 20).
+MAX_ATTEMPTS = 10_000
+
+
 class SMDPolicy(AllocateThenAdmit):
     """SMD end to end (Yu §IV, Algorithms 1–2 + MKP); see the module docstring for the options."""
 
@@ -34,10 +40,12 @@ class SMDPolicy(AllocateThenAdmit):
     def __init__(self, *, eps: float = 0.01, attempts: int = 20, m_delta: float = 1.0, rounding: str = "best-of-F",
                  mkp: str = "exact", q: int = 2, name: str | None = None) -> None:
         super().__init__(mkp=mkp, q=q, name=name)
-        if not 0 < eps < 1:
-            raise ConfigError(f"smd: eps must be in (0, 1), got {eps}")
-        if attempts < 1 or not 0 < m_delta <= 1:
-            raise ConfigError("smd: need attempts (F) >= 1 and 0 < m_delta <= 1")
+        from ddl_gym.bounds import check_float, check_int
+
+        # eps >= 1e-4 keeps Alg. 1's grid (~1/eps points per job) in memory; F <= 10^4 attempts per job.
+        eps = check_float(eps, MIN_EPS, 1.0, "smd: eps", high_open=True)
+        attempts = check_int(attempts, 1, MAX_ATTEMPTS, "smd: attempts (F)")
+        m_delta = check_float(m_delta, 0.0, 1.0, "smd: m_delta", low_open=True)
         if rounding not in ROUNDING_SEMANTICS:
             raise ConfigError(f"smd: unknown rounding {rounding!r}; choose one of {ROUNDING_SEMANTICS}")
         self.eps = float(eps)

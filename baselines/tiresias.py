@@ -41,10 +41,12 @@ class Tiresias(SelfDrivingPolicy):
                  name: str | None = None) -> None:
         if variant not in ("srsf", "dlas"):
             raise ValueError(f"tiresias: variant must be 'srsf' or 'dlas', got {variant!r}")
+        from ddl_gym.bounds import check_float
+
         self.variant = variant
-        self.overhead_s = preempt_overhead_slots * SLOT_SECONDS
-        self.queue_limits = tuple(float(q) for q in queue_limits)
-        self.solve_starvation = float(solve_starvation)
+        self.overhead_s = check_float(preempt_overhead_slots, 0.0, 1e6, "tiresias: preempt_overhead_slots") * SLOT_SECONDS
+        self.queue_limits = tuple(check_float(q, 0.0, 1e15, "tiresias: queue_limits") for q in queue_limits)
+        self.solve_starvation = check_float(solve_starvation, 0.0, 1e6, "tiresias: solve_starvation")
         self.name = name or ("tiresias" if variant == "srsf" else "tiresias-dlas")
 
 

@@ -33,9 +33,17 @@ _ENVS = {
                             "queue_order": "fifo"},
 }
 
+def _vector_entry(env_id: str) -> object:
+    from ddl_gym.envs.vector_entry import vector_entry_point
+
+    return vector_entry_point(f"ddl_gym:{env_id}")
+
+
 for _env_id, _kwargs in _ENVS.items():
     if _env_id not in registry:
-        register(id=_env_id, entry_point=_ENTRY, kwargs=_kwargs)
+        # vector_entry_point: gym.make_vec(id, n, vectorization_mode="vector_entry_point") builds the
+        # batched vector env (ddl_gym.envs.vector_entry).
+        register(id=_env_id, entry_point=_ENTRY, kwargs=_kwargs, vector_entry_point=_vector_entry(_env_id))
 
 if "DDLClusterPlacement-v0" not in registry:
     register(id="DDLClusterPlacement-v0", entry_point="ddl_gym.envs.placement_env:DDLPlacementEnv",

@@ -5,6 +5,8 @@ Subcommands::
     ddl-gym list                                   scenarios, policies (+ aliases), env ids, presets, agents
     ddl-gym eval --scenario S --policies a,b --seeds N|A:B|a,b --out DIR [--workload F.csv] [--workers K]
                  [--reference P]                   ... and a paired comparison against P
+                 [--executor local|ray [--ray-address auto|HOST:PORT]]   ... on worker processes or Ray
+    ddl-gym sweep SPEC.toml [--executor ray] [--shard i/n]  scenarios × policies × seeds, resumable
     ddl-gym compare --out DIR --reference P        per-seed paired differences with 95% CIs
     ddl-gym demo [--out DIR] [--no-train]          teacher, an agent cloned from it now, the shipped agent
     ddl-gym leaderboard [--rebuild] [--scenario S] leaderboard/<scenario>/ (results, README, plots)
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ddl_gym.cliargs import OneLineParser, UsageError, seed_list_type, seeds_type, workers_type
+from ddl_gym.extras import install_hint
 from ddl_gym.reproduce import REPRODUCTIONS  # name -> module; the registry is ddl_gym/reproduce/__init__.py
 from ddl_gym.sim.model import ConfigError
 
@@ -52,7 +55,6 @@ DEMO_SHIPPED_AGENT: str | None = "agent-transfer"
 #: Held-out evaluation seeds of the demo start here (agent training uses other seeds).
 DEMO_SEED_OFFSET = 1000
 
-RL_HINT = "install the RL extra: pip install 'ddl-gym[rl]'"
 
 
 _UsageError = UsageError  # one-line error, exit status 2
@@ -119,7 +121,7 @@ def _import_optional(module: str, what: str) -> Any:
         missing = getattr(exc, "name", "") or ""
         if missing.startswith("ddl_gym"):
             raise _UsageError(f"{what} is not available in this installation ({missing} is missing)") from None
-        raise _UsageError(f"{what} needs {missing or 'an optional dependency'}: {RL_HINT}") from None
+        raise _UsageError(f"{what} needs {missing or 'an optional dependency'}: {install_hint(missing)}") from None
 
 
 def _run_forwarded(module: Any, argv: list[str], what: str) -> int:
@@ -129,7 +131,7 @@ def _run_forwarded(module: Any, argv: list[str], what: str) -> int:
             return _exit_code(module.main(argv))
     except ImportError as exc:
         missing = getattr(exc, "name", "") or str(exc)
-        raise _UsageError(f"{what} needs {missing}: {RL_HINT}") from None
+        raise _UsageError(f"{what} needs {missing}: {install_hint(getattr(exc, 'name', None))}") from None
 
 
 def _exit_code(value: Any) -> int:
@@ -199,8 +201,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     register = getattr(scenario_module, "_register_paper_scenarios", None)
     if callable(register):
         register()
+    from ddl_gym.workloads.tracedata import needs_line, source_needs
+
     print("Scenarios (--scenario NAME, or a .toml/.json scenario file):")
-    _print_rows([(name, sc.description) for name, sc in sorted(scenario_module.SCENARIOS.items())])
+    rows = []
+    for name, sc in sorted(scenario_module.SCENARIOS.items()):
+        needs = source_needs(sc.workload)
+        rows.append((name, sc.description + "".join(f" -- {needs_line(k, short=True)}" for k in needs)))
+    _print_rows(rows)
     print("\nPolicies (--policies NAME,NAME,...; NAME[+PLACEMENT][:key=value,...], see ddl_gym.baselines.registry):")
     _print_rows(sorted(POLICY_DESCRIPTIONS.items()))
     print("\nOld names still accepted (alias -> canonical):")
@@ -216,9 +224,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         _print_rows(presets)
     from ddl_gym.agents.shipped import SHIPPED_AGENTS
 
-    shipped = {str((REPO_ROOT / a.path).resolve()) for a in SHIPPED_AGENTS.values()}
+    shipped = {str(a.file.resolve()) for a in SHIPPED_AGENTS.values()}
     print("\nShipped agents (--policies NAME):")
-    _print_rows([(name, a.description) for name, a in SHIPPED_AGENTS.items() if (REPO_ROOT / a.path).exists()]
+    _print_rows([(name, a.description) for name, a in SHIPPED_AGENTS.items() if a.file.exists()]
                 or [("(none)", "agent files missing from leaderboard/agents/")])
     agents = [p for p in _leaderboard_agents() if str(p) not in shipped]
     if agents:
@@ -228,31 +236,53 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ddl_gym.harness import compare, evaluate, policy_label
+    from ddl_gym.harness import _slug, compare, evaluate, policy_label
 
     policies = _split_names(args.policies)
+    if args.seed_list is not None and _seeds_given(args):
+        raise _UsageError("--seeds and --seed-list both name the seeds; give one (--seeds a,b,c)")
+    if args.metrics is not None and not args.reference:
+        raise _UsageError("--metrics chooses the metrics of the paired comparison; it needs --reference POLICY")
+    if args.drop_oversized and args.workload is None:
+        raise _UsageError("--drop-oversized applies to a --workload file; without --workload it would be ignored")
+    if "" not in sys.path and os.getcwd() not in sys.path:  # `module:Class` specs import from here too
+        sys.path.insert(0, os.getcwd())
     seeds = args.seed_list if args.seed_list is not None else args.seeds
     if args.reference and policy_label(args.reference) not in {policy_label(p) for p in policies}:
         policies.append(args.reference)  # the comparison needs the reference's rows
     out = Path(args.out) if args.out else Path("results") / Path(args.scenario).stem
     _check_out_folder(out)
+    if args.ray_address is not None and args.executor != "ray":
+        raise _UsageError("--ray-address needs --executor ray")
     if args.workload is not None and not Path(args.workload).exists():
         raise _UsageError(f"--workload {args.workload}: file not found")
     results = evaluate(
         policies, args.scenario, seeds, out, workers=args.workers, workload_csv=args.workload,
         drop_oversized=args.drop_oversized,
         progress=not args.no_progress, debug=args.debug, overwrite=args.overwrite, plots=not args.no_plots,
-        echo=True,
+        echo=True, executor=args.executor, ray_address=args.ray_address, formats=args.format,
     )
     if results.stale:
         print(f"\n(recomputed {results.stale} run(s) whose scenario, policy, agent file or code changed)")
     if results.reused:
         print(f"\n(reused {results.reused} run(s) already in {out} with identical inputs; --overwrite recomputes them)")
     if args.reference:
-        _, table = compare(out, args.reference, _metrics(args.metrics))
+        _, table = compare(out, args.reference, _metrics(args.metrics or _DEFAULT_PAIRED_METRICS),
+                           formats=() if args.no_plots else args.format)
         print(f"\nPaired against {policy_label(args.reference)} (per seed):\n\n{table}")
+        if not args.no_plots:
+            results.files += [out / f"paired_{_slug(policy_label(args.reference))}.{fmt}" for fmt in args.format]
     print(f"\nwrote {out}/: " + ", ".join(p.name for p in results.files))
     return 0
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    from ddl_gym.paired_plot import parse_formats
+
+    try:
+        return parse_formats(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--format ")) from None
 
 
 def _metrics(text: str) -> list[str]:
@@ -268,12 +298,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.is_dir():
         raise _UsageError(f"--out {out}: no such results folder")
-    _, table = compare(out, args.reference, _metrics(args.metrics), write=not args.no_write)
+    _, table = compare(out, args.reference, _metrics(args.metrics), write=not args.no_write, formats=args.format)
     print(f"Paired comparison against {policy_label(args.reference)} ({out}):\n\n{table}")
     if not args.no_write:
         from ddl_gym.harness import _slug
 
-        print(f"\nwrote {out}/paired_{_slug(policy_label(args.reference))}.csv and .md")
+        stem = f"paired_{_slug(policy_label(args.reference))}"
+        shown = args.format[0] if len(args.format) == 1 else "{" + ",".join(args.format) + "}"
+        print(f"\nwrote {out}/{stem}.csv, .md and the paired-difference figure {stem}.{shown}")
     return 0
 
 
@@ -349,9 +381,23 @@ def _version() -> str:
     return f"{PROG} {package_version()}" + (f" (git {sha})" if sha else "")
 
 
+#: The default value objects of --seeds (argparse keeps a non-string default as is, so identity tells
+#: an explicit --seeds from the default).
+_SEED_DEFAULTS: list[object] = []
+
+
+def _seeds_given(args: argparse.Namespace) -> bool:
+    return not any(args.seeds is d for d in _SEED_DEFAULTS)
+
+
+_DEFAULT_PAIRED_METRICS = "avg_jct_s,makespan_s,p95_jct_s"
+
+
 def _add_seeds(parser: argparse.ArgumentParser, default: str, offset: int = 0) -> None:
     first = f"{offset}..{offset}+N-1" if offset else "0..N-1"
-    parser.add_argument("--seeds", type=seeds_type(offset), default=seeds_type(offset)(default), metavar="N|A:B|a,b,c",
+    default_value = seeds_type(offset)(default)
+    _SEED_DEFAULTS.append(default_value)
+    parser.add_argument("--seeds", type=seeds_type(offset), default=default_value, metavar="N|A:B|a,b,c",
                         help=f"N = seeds {first}; A:B = seeds A..B-1; a,b,c = these seeds (default {default})")
 
 
@@ -374,19 +420,28 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--drop-oversized", action="store_true",
                     help="drop workload jobs needing more GPUs than the cluster (counted warning) instead of failing")
     ev.add_argument("--workers", type=workers_type, help="parallel processes (default: min(cores, runs))")
+    ev.add_argument("--executor", choices=("local", "ray"), default="local",
+                    help="local worker processes (default) or Ray tasks (needs the ray extra)")
+    ev.add_argument("--ray-address", metavar="auto|HOST:PORT",
+                    help="with --executor ray: join this cluster (default: start a local one)")
     ev.add_argument("--reference", help="also print per-seed paired differences against this policy")
-    ev.add_argument("--metrics", default="avg_jct_s,makespan_s,p95_jct_s",
+    ev.add_argument("--metrics", default=None,
                     help="metrics of the paired comparison (with --reference)")
     ev.add_argument("--debug", action="store_true", help="check simulator invariants at every event (slow)")
     ev.add_argument("--overwrite", action="store_true", help="recompute runs already in --out")
-    ev.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    ev.add_argument("--no-plots", action="store_true", help="skip the figures")
+    ev.add_argument("--format", type=_formats, default=("png",), metavar="png,svg,pdf",
+                    help="figure formats (default png)")
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     cmp_ = sub.add_parser("compare", help="per-seed paired differences against a reference policy, with 95%% CIs")
     cmp_.add_argument("--out", required=True, help="results folder written by `ddl-gym eval`")
     cmp_.add_argument("--reference", required=True, help="the policy every other policy is compared with")
     cmp_.add_argument("--metrics", default="avg_jct_s,makespan_s,p95_jct_s", help="comma-separated summary columns")
-    cmp_.add_argument("--no-write", action="store_true", help="only print; do not write paired_<reference>.csv/.md")
+    cmp_.add_argument("--no-write", action="store_true",
+                      help="only print; do not write paired_<reference>.csv/.md and its figure")
+    cmp_.add_argument("--format", type=_formats, default=("png",), metavar="png,svg,pdf",
+                      help="formats of the paired-difference figure (default png)")
 
     demo = sub.add_parser("demo", help="the shipped agent, an agent cloned from srsf+ca now, and its teacher")
     demo.add_argument("--out", default="results/demo", help="results folder (default results/demo)")
@@ -404,7 +459,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("train", help="train an agent (RL extra); arguments go to ddl_gym.agents.train",
                    add_help=False)
     sub.add_parser("leaderboard", help="rebuild leaderboard/<scenario>/ (--rebuild; see --help)", add_help=False)
+    sub.add_parser("sweep", help="a grid of scenarios × policies × seeds from a spec file, local or on Ray "
+                   "(see --help)", add_help=False)
     return parser
+
+
+def cmd_sweep(argv: list[str]) -> int:
+    from ddl_gym import sweep
+
+    with _one_line_argparse_errors():
+        return _exit_code(sweep.main(argv))
 
 
 def cmd_leaderboard(argv: list[str]) -> int:
@@ -416,7 +480,7 @@ def cmd_leaderboard(argv: list[str]) -> int:
 
 FORWARDED: dict[str, Callable[[list[str]], int]] = {
     "bench": cmd_bench, "reproduce": cmd_reproduce, "train": cmd_train, "scenarios": cmd_scenarios,
-    "leaderboard": cmd_leaderboard,
+    "leaderboard": cmd_leaderboard, "sweep": cmd_sweep,
 }
 
 

@@ -145,6 +145,27 @@ def bounded_int(low: int, high: int, what: str = "value") -> Callable[[str], int
     return parse
 
 
+def bounded_float(low: float, high: float, what: str = "value", *, low_open: bool = False,
+                  high_open: bool = False) -> Callable[[str], float]:
+    """An argparse ``type=`` for a finite number in ``[low, high]`` (ends open where asked)."""
+    import math
+
+    span = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number in {span}, got {text[:40]!r}") from None
+        if not math.isfinite(value) or not low <= value <= high or (low_open and value == low) or \
+                (high_open and value == high):
+            raise argparse.ArgumentTypeError(f"{what} must be a finite number in {span}, got {text[:40]!r}")
+        return value
+
+    parse.__name__ = what.replace(" ", "_")
+    return parse
+
+
 def workers_type(text: str) -> int:
     """``--workers``: an integer in ``[1, MAX_WORKERS]``."""
     return bounded_int(1, MAX_WORKERS, "workers")(text)

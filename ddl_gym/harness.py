@@ -27,8 +27,11 @@ Results that cannot go stale, and files that cannot tear:
 * **Cache on content.** Every row carries ``cache_key`` = hash of the scenario's *content*
   (:func:`ddl_gym.fingerprint.scenario_fingerprint`: cluster, model, workload generator and
   parameters, workload file bytes), the canonical policy spec, the bytes of an agent's files, and
-  the code (package version, git commit, uncommitted changes). A rerun reuses a row only if its key
-  matches; an edited scenario file or a retrained agent at the same path is recomputed.
+  the code (package version, git commit, uncommitted changes), the source files and parameters of a
+  policy registered from outside ddl-gym or passed as an object (:mod:`ddl_gym.policy_keys`; where
+  they cannot be known, no key and a warning), and ``--debug``. A rerun reuses a row only if its key
+  matches; an edited scenario file, policy module or a retrained agent at the same path is
+  recomputed, and a ``--debug`` run never reuses rows computed without the checks.
 * **One writer per folder.** ``evaluate`` holds an exclusive lock on ``<out>/.ddl-gym.lock``; a
   second run on the same folder stops with a one-line error instead of duplicating rows.
 * **Atomic files.** Whole-file writes go to a temporary file that is renamed over the target;
@@ -54,6 +57,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -65,6 +69,7 @@ import numpy as np
 import pandas as pd
 
 from ddl_gym.scenarios import SCENARIOS, Scenario, get_scenario
+from ddl_gym.sim.checks import invariant_checks
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.metrics import SUMMARY_KEYS, SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
@@ -74,7 +79,7 @@ ID_COLUMNS: tuple[str, ...] = ("scenario", "policy", "seed")
 #: Every column of ``summary.csv``, in file order.
 SUMMARY_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, *SUMMARY_KEYS, "decisions", "invalid_actions", "invalid_action_rate", "completed", "driver",
-    "num_gpus", "num_servers", "gpus_per_server", "decision_time_s", "wall_time_s", "ddl_gym_version", "git_sha",
+    "invariant_checks", "num_gpus", "num_servers", "gpus_per_server", "decision_time_s", "wall_time_s", "ddl_gym_version", "git_sha",
     "cache_key",
 )
 #: Wall-clock measurements: vary from run to run, so never compared for determinism.
@@ -82,7 +87,7 @@ TIMING_COLUMNS: tuple[str, ...] = ("decision_time_s", "wall_time_s")
 _STRING_COLUMNS = ("scenario", "policy", "driver", "ddl_gym_version", "git_sha", "model", "gpu_ids",
                    "gpus_per_server", "cache_key")
 #: Integer columns of both files: restored to int64 when read back (a NaN would make pandas use float).
-_INT_COLUMNS = ("seed", "jobs", "decisions", "invalid_actions", "num_gpus", "num_servers",
+_INT_COLUMNS = ("seed", "jobs", "decisions", "invalid_actions", "invariant_checks", "num_gpus", "num_servers",
                 "job_id", "gpus", "iterations", "n_servers", "preemptions")
 #: Job-record columns that are never empty in a complete row (``n_servers`` is 0 for a job that never ran).
 _JOB_REQUIRED = ("job_id", "arrival_s", "gpus", "iterations", "n_servers", "arch", "rejected", "preemptions")
@@ -94,10 +99,11 @@ LOWER_IS_BETTER: frozenset[str] = frozenset({
 #: Metrics where larger is better (SMD's objective, utilisation).
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"total_utility", "gpu_alloc_util", "gpu_compute_util"})
 LOCK_FILE = ".ddl-gym.lock"
-#: ``cache_key`` of rows that may never be reused (policy objects, whose content cannot be hashed).
+#: ``cache_key`` of rows that may never be reused (policies whose source or parameters cannot be known).
 NO_CACHE_KEY = "-"
 #: Plot files a results folder may hold; removed before plots are redrawn so none can linger.
-PLOT_PATTERNS: tuple[str, ...] = ("jct_cdf.png", "metrics.png", "gantt_*.png")
+PLOT_PATTERNS: tuple[str, ...] = tuple(f"{stem}.{ext}" for ext in ("png", "svg", "pdf")
+                                      for stem in ("jct_cdf", "metrics", "gantt_*"))
 
 #: Metrics of the Markdown table: (column, header, scale).
 TABLE_METRICS: tuple[tuple[str, str, float], ...] = (
@@ -140,8 +146,16 @@ def t_quantile_975(df: int) -> float:
             + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3))
 
 
+#: Relative spread below which values count as identical (summation-order noise of float64 sums,
+#: ~1e-16 relative, stays far below; a real difference between seeds is far above).
+FLOAT_NOISE = 1e-9
+
+
 def mean_ci(values: Iterable[float]) -> tuple[float, float, int]:
     """Mean and half-width of its 95% confidence interval (Student t), ignoring NaNs.
+
+    A standard deviation below :data:`FLOAT_NOISE` times the largest magnitude is floating-point
+    noise: the half-width is then exactly 0 (printed as deterministic, ``‡``), not ``± 0.000000``.
 
     Returns:
         ``(mean, half_width, n)``; the half-width is NaN for fewer than two values.
@@ -154,7 +168,10 @@ def mean_ci(values: Iterable[float]) -> tuple[float, float, int]:
     mean = float(x.mean())
     if n < 2:
         return mean, math.nan, n
-    half = t_quantile_975(n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
+    sd = float(x.std(ddof=1))
+    if sd <= FLOAT_NOISE * float(np.max(np.abs(x))):  # floating-point noise, not spread: deterministic
+        return mean, 0.0, n
+    half = t_quantile_975(n - 1) * sd / math.sqrt(n)
     return mean, half, n
 
 
@@ -292,6 +309,10 @@ def paired_differences(summary: pd.DataFrame, reference: str,
                     rel = np.where(y != 0, 100.0 * diff / y, np.nan)
                 d_mean, d_ci, _ = mean_ci(diff)
                 r_mean, r_ci, _ = mean_ci(rel)
+                scale = float(np.max(np.abs(y))) if len(y) else 0.0
+                constant = bool(len(seeds) > 1 and np.all(np.abs(diff - diff[0]) <= FLOAT_NOISE * scale))
+                if constant:  # the same difference on every seed, up to float noise: no interval
+                    d_ci = r_ci = 0.0
                 if metric in LOWER_IS_BETTER:
                     better = float(np.sum(diff < 0))
                 elif metric in HIGHER_IS_BETTER:
@@ -301,7 +322,7 @@ def paired_differences(summary: pd.DataFrame, reference: str,
                 rows.append({"scenario": scenario, "policy": policy, "reference": reference, "metric": metric,
                              "seeds": len(seeds), "diff_mean": d_mean, "diff_ci": d_ci, "rel_pct_mean": r_mean,
                              "rel_pct_ci": r_ci, "better": better,
-                             "constant": bool(len(seeds) > 1 and np.all(diff == diff[0]))})
+                             "constant": constant})
     return pd.DataFrame(rows, columns=["scenario", "policy", "reference", "metric", "seeds", "diff_mean", "diff_ci",
                                        "rel_pct_mean", "rel_pct_ci", "better", "constant"])
 
@@ -352,10 +373,12 @@ def paired_markdown(paired: pd.DataFrame) -> str:
 
 
 def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_METRICS, *,
-            write: bool = True) -> tuple[pd.DataFrame, str]:
+            write: bool = True, formats: Sequence[str] = ("png",)) -> tuple[pd.DataFrame, str]:
     """Paired comparison of a results folder against ``reference`` (``ddl-gym compare``).
 
-    Writes ``paired_<reference>.csv`` and ``.md`` next to ``summary.csv`` when ``write``.
+    Writes ``paired_<reference>.csv``, ``.md`` and the paired-difference figure
+    ``paired_<reference>.<fmt>`` for each of ``formats`` (none if empty;
+    :func:`ddl_gym.paired_plot.plot_paired`) next to ``summary.csv`` when ``write``.
 
     Returns:
         ``(paired rows, Markdown table)``.
@@ -364,12 +387,43 @@ def compare(out: str | Path, reference: str, metrics: Sequence[str] = PAIRED_MET
     if not (out / SUMMARY_FILE).exists():
         raise ConfigError(f"{out / SUMMARY_FILE}: not found; run `ddl-gym eval --out {out}` first")
     summary, _ = read_results(out)
+    raw_rows = len(_read_csv(out / SUMMARY_FILE))
+    skipped = raw_rows - len(summary)
+    if summary.empty:
+        raise ConfigError(f"{out / SUMMARY_FILE}: no complete row to compare ({raw_rows} row(s), all incomplete or "
+                          "torn); rerun `ddl-gym eval` on this --out to recompute them")
+    missing = [m for m in metrics if m not in summary.columns]
+    if missing:
+        raise ConfigError(f"{out / SUMMARY_FILE}: no column {missing[0]!r} (metrics: {', '.join(metrics)})")
+    for metric in metrics:  # a kept row with an empty/NaN metric would silently leave its seed out of the mean
+        values = pd.to_numeric(summary[metric], errors="coerce")
+        bad = summary[values.isna() | ~np.isfinite(values.fillna(0.0))]
+        if not bad.empty:
+            row = bad.iloc[0]
+            raise ConfigError(f"{out / SUMMARY_FILE}: metric {metric!r} is not a finite number for policy "
+                              f"{row['policy']!r} seed {row['seed']} ({len(bad)} row(s)); rerun that pair "
+                              "(ddl-gym eval --overwrite) or drop the row")
     paired = paired_differences(summary, reference, metrics)
     text = paired_markdown(paired)
+    if skipped > 0:  # torn (a crash mid-write) or repeated rows: reported, never silently left out
+        note = (f"(skipped {skipped} incomplete or repeated row(s) of {out / SUMMARY_FILE}; "
+                "`ddl-gym eval` on the same --out recomputes incomplete pairs)")
+        warnings.warn(note, stacklevel=2)
+        text = f"{text}\n\n{note}"
+    if summary["scenario"].nunique() > 1:  # a sweep over tasks: rliable-style aggregate (ddl_gym/aggregate.py)
+        from ddl_gym.aggregate import aggregate_across_tasks, aggregate_markdown
+
+        metric = metrics[0]
+        table = aggregate_across_tasks(summary, reference, metric, higher_is_better=metric in HIGHER_IS_BETTER)
+        text += f"\n\nAcross the {summary['scenario'].nunique()} scenarios ({metric}):\n\n{aggregate_markdown(table)}"
     if write:
         stem = f"paired_{_slug(policy_label(reference))}"
         _write_csv_atomic(paired, out / f"{stem}.csv")
         _write_text_atomic(out / f"{stem}.md", f"# Paired comparison against {policy_label(reference)}\n\n{text}\n")
+        if formats:  # the paired-difference figure (ddl_gym.paired_plot)
+            from ddl_gym.paired_plot import plot_paired
+
+            plot_paired(paired, out / stem, formats=formats)
     return paired, text
 
 
@@ -415,6 +469,9 @@ def resolve_scenario(scenario: str | Path | Scenario, workload_csv: str | Path |
     base = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
     if workload_csv is None:
         return base
+    if type(base).sample is not Scenario.sample:  # e.g. A-Online worlds: jobs and cluster drawn together
+        raise ConfigError(f"--workload: scenario {base.name!r} draws its cluster and jobs together "
+                          f"({type(base).__name__}); it takes no workload file")
     path = Path(workload_csv)
     from ddl_gym.scenarios import CsvSource
 
@@ -465,8 +522,10 @@ def load_policy_spec(spec: str) -> Any:
         try:
             return load_policy(spec)
         except ImportError as exc:
+            from ddl_gym.extras import install_hint
+
             raise ConfigError(f"policy {spec!r} needs {getattr(exc, 'name', None) or exc}; "
-                              "install the RL extra: pip install 'ddl-gym[rl]'") from None
+                              f"{install_hint(getattr(exc, 'name', None) or 'torch')}") from None
     from ddl_gym.baselines import make_policy
 
     return make_policy(spec)
@@ -527,6 +586,7 @@ class EpisodeRun:
     wall_time_s: float  # wall time of the whole episode
     invalid_actions: int = 0  # env-driven: masked actions the env saw + actions the agent wrapper replaced
     env_steps: int = 0  # env-driven: steps taken (0 for the other drivers)
+    invariant_checks: int = 0  # debug: invariant checks the engines ran (every engine the policy built)
 
 
 class _TimedSimulator(Simulator):
@@ -628,7 +688,18 @@ def run_env_policy(
 
 
 def simulate(policy: Any, scenario: Scenario, seed: int, *, debug: bool = False) -> EpisodeRun:
-    """Run ``policy`` on ``scenario.episode(seed)`` with the driver its methods call for."""
+    """Run ``policy`` on ``scenario.episode(seed)`` with the driver its methods call for.
+
+    ``debug``: every engine built during the episode checks its invariants, whoever builds it (the
+    harness, the env, or a self-driving policy's ``run_episode``; :mod:`ddl_gym.sim.checks`), and
+    ``EpisodeRun.invariant_checks`` says how many checks ran.
+    """
+    with invariant_checks(debug) as session:
+        run = _simulate(policy, scenario, seed, debug)
+    return dataclasses.replace(run, invariant_checks=session.checks)
+
+
+def _simulate(policy: Any, scenario: Scenario, seed: int, debug: bool) -> EpisodeRun:
     driver = policy_driver(policy)
     t_start = time.perf_counter()
     invalid = steps = 0
@@ -722,6 +793,7 @@ def _pair_records(task: _PairTask, scenario: Scenario, run: EpisodeRun) -> tuple
         "invalid_action_rate": float(run.invalid_actions / run.env_steps) if run.env_steps else 0.0,
         "completed": bool(result.completed),
         "driver": run.driver,
+        "invariant_checks": int(run.invariant_checks),
         "num_gpus": int(result.cluster.num_gpus),
         "num_servers": int(result.cluster.num_servers),
         "gpus_per_server": _run_length(result.cluster.gpus_per_server),
@@ -741,6 +813,9 @@ def _run_pair(task: _PairTask) -> tuple[dict[str, Any], dict[str, Any]]:
     scenario = resolve_scenario(task.scenario, task.workload_csv, task.drop_oversized)
     policy = load_policy_spec(task.policy) if isinstance(task.policy, str) else task.policy
     run = simulate(policy, scenario, task.seed, debug=task.debug)
+    if task.debug and run.invariant_checks == 0:  # never a debug run that checked nothing
+        raise ConfigError(f"--debug: policy {task.label!r} on scenario {scenario.name!r} seed {task.seed} ran no "
+                          "invariant checks (it simulates on an engine ddl_gym cannot check)")
     if run.result.workload.num_jobs == 0:  # an empty episode would "complete" with jobs=0: it is an input error
         raise ConfigError(f"scenario {scenario.name!r} seed {task.seed} has no jobs; nothing to evaluate")
     return _pair_records(task, scenario, run)
@@ -768,7 +843,11 @@ def _watch_parent(pid: int, interval_s: float) -> None:
             os._exit(1)  # the evaluation that wanted our result is gone (kill -9, SIGTERM): stop now
 
 
-def _worker_init(parent_pid: int | None = None, interval_s: float = 0.5) -> None:
+def _worker_init(parent_pid: int | None = None, interval_s: float = 0.5,
+                 registrations: Sequence[tuple[tuple[Any, ...], dict[str, Any]]] = ()) -> None:
+    from ddl_gym.poolsafe import register_in_worker
+
+    register_in_worker(registrations)  # policies the caller registered at run time
     # One process per pair already saturates the cores; keep torch/BLAS from oversubscribing them.
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
@@ -951,7 +1030,7 @@ def _remove_stale_plots(out: Path) -> None:
                 raise _write_error(old, exc) from None
 
 
-def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
+def write_artifacts(out: str | Path, *, plots: bool = True, formats: Sequence[str] | None = None) -> list[Path]:
     """Write ``summary.md`` and the plots of a results folder from its CSV files only.
 
     Plots: ``jct_cdf.png`` (JCT CDF per policy), ``metrics.png`` (bars with 95% CI error bars, in the
@@ -974,6 +1053,12 @@ def write_artifacts(out: str | Path, *, plots: bool = True) -> list[Path]:
     from ddl_gym import plots as plotting
 
     order = list(aggregate(summary, [TABLE_METRICS[0][0]])["policy"])  # the Markdown table's order
+    with plotting.figure_formats(formats):  # --format png,svg,pdf
+        return written + _write_plots(out, summary, jobs, order, plotting)
+
+
+def _write_plots(out: Path, summary: pd.DataFrame, jobs: pd.DataFrame, order: list[str], plotting: Any) -> list[Path]:
+    written: list[Path] = []
     try:
         if not jobs.empty:
             written.append(plotting.plot_jct_cdf(jobs, out / "jct_cdf.png", order=order))
@@ -1176,17 +1261,32 @@ def policy_fingerprint(spec: str) -> str:
     return fingerprint({"spec": label, "files": files})
 
 
-def run_cache_key(scenario: Scenario, policy: str | Any) -> str:
-    """The ``cache_key`` of a (scenario, policy) pair: scenario content, policy content and code.
+def run_cache_key(scenario: Scenario, policy: str | Any, instance: Any | None = None, debug: bool = False) -> str:
+    """The ``cache_key`` of a (scenario, policy) pair: scenario content, policy content, code and ``debug``.
 
-    Policy *objects* (not specs) cannot be fingerprinted: their rows get ``"-"`` and are never reused.
+    A registered policy from outside ddl-gym and an in-process policy object also key on the source
+    of their defining modules and their parameters (:mod:`ddl_gym.policy_keys`); where those cannot
+    be known the pair gets ``"-"`` (never reused) and a warning says so once. ``debug=True`` is part
+    of the key, so a ``--debug`` run never reuses rows computed without the checks.
     """
-    if not isinstance(policy, str):
-        return NO_CACHE_KEY
     from ddl_gym.fingerprint import code_fingerprint, fingerprint, scenario_fingerprint
+    from ddl_gym.policy_keys import Unknowable, object_policy_key, registered_policy_key, warn_uncached
 
-    return fingerprint({"scenario": scenario_fingerprint(scenario), "policy": policy_fingerprint(policy),
-                        "code": code_fingerprint()})[:24]
+    try:
+        if isinstance(policy, str):
+            user = registered_policy_key(policy, instance)
+            policy_key = policy_fingerprint(policy) if not user else fingerprint(
+                {"spec": policy_fingerprint(policy), "user": user})
+        else:
+            policy_key = fingerprint({"object": object_policy_key(policy)})
+    except Unknowable as exc:
+        warn_uncached(policy_label(policy), str(exc))
+        return NO_CACHE_KEY
+    parts: dict[str, Any] = {"scenario": scenario_fingerprint(scenario), "policy": policy_key,
+                             "code": code_fingerprint()}
+    if debug:
+        parts["debug"] = True
+    return fingerprint(parts)[:24]
 
 
 def evaluate(
@@ -1203,6 +1303,9 @@ def evaluate(
     overwrite: bool = False,
     plots: bool = True,
     echo: bool = True,
+    executor: str | Any = "local",
+    ray_address: str | None = None,
+    formats: Sequence[str] | None = None,
 ) -> EvalResults:
     """Evaluate policies and agents on the same episodes and record identical metrics.
 
@@ -1223,7 +1326,13 @@ def evaluate(
         overwrite: recompute pairs already in ``out/summary.csv`` (default: reuse the rows whose
             ``cache_key`` still matches, recompute the others).
         plots: write plots (``summary.md`` is always written when ``out`` is given).
+        formats: figure formats (``("png", "svg", "pdf")``; default PNG only).
         echo: print the Markdown table to stdout (also returned as ``EvalResults.markdown``).
+        executor: where pairs run (:mod:`ddl_gym.executors`): ``"local"`` (worker processes here,
+            the default), ``"ray"`` (Ray tasks; rows come back to this process, which alone writes
+            the files), or an :class:`~ddl_gym.executors.Executor` (reused, not closed).
+        ray_address: with ``executor="ray"``: ``"auto"`` or ``"HOST:PORT"`` of a running cluster
+            (default: start a local one for this call).
 
     Returns:
         :class:`EvalResults` for exactly the requested pairs, sorted by (scenario, policy, seed).
@@ -1243,6 +1352,7 @@ def evaluate(
 
     # Policies: validate every name before running anything; objects keep their identity.
     entries: dict[str, str | Any] = {}
+    instances: dict[str, Any] = {}
     for policy in policies:
         label = policy_label(policy)
         if label in entries:
@@ -1250,16 +1360,36 @@ def evaluate(
         instance = load_policy_spec(label) if isinstance(policy, str) else policy
         _check_engine(instance, label, resolved)
         entries[label] = _portable_spec(label) if isinstance(policy, str) else policy
+        instances[label] = instance
     if not entries:
         raise ConfigError("no policies given")
     if workers is not None and not 1 <= int(workers) <= MAX_WORKERS:
         raise ConfigError(f"workers must be in [1, {MAX_WORKERS}], got {workers}")
-    keys = {label: run_cache_key(resolved, entry) for label, entry in entries.items()}
+    keys = {label: run_cache_key(resolved, entry, instances[label], debug) for label, entry in entries.items()}
 
+    from ddl_gym.executors import Executor, make_executor
+
+    if isinstance(executor, Executor) or executor in (None, "local"):
+        if ray_address is not None and not isinstance(executor, Executor):
+            raise ConfigError("--ray-address needs --executor ray")
+        runner = executor if isinstance(executor, Executor) and executor.name != "local" else None
+        if isinstance(executor, Executor) and executor.name == "local" and workers is None:
+            workers = getattr(executor, "workers", None)
+        return _evaluate_with(runner, out, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
+                              workers, progress, debug, overwrite, plots, echo, formats)
+    with make_executor(executor, workers=workers, ray_address=ray_address) as runner:
+        return _evaluate_with(runner, out, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
+                              workers, progress, debug, overwrite, plots, echo, formats)
+
+
+def _evaluate_with(runner: Any, out: str | Path | None, resolved: Scenario, scenario: str | Path | Scenario,
+                   entries: dict[str, str | Any], keys: dict[str, str], seed_list: list[int], csv_text: str | None,
+                   drop_oversized: bool, workers: int | None, progress: bool, debug: bool, overwrite: bool,
+                   plots: bool, echo: bool, formats: Sequence[str] | None = None) -> EvalResults:
     out_path = Path(out) if out is not None else None
     if out_path is None:
         return _evaluate_into(None, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo)
+                              workers, progress, debug, overwrite, plots, echo, runner, formats)
     try:
         out_path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -1268,7 +1398,7 @@ def evaluate(
         raise ConfigError(f"{out_path}: not a folder; --out must name a folder")
     with results_lock(out_path):
         return _evaluate_into(out_path, resolved, scenario, entries, keys, seed_list, csv_text, drop_oversized,
-                              workers, progress, debug, overwrite, plots, echo)
+                              workers, progress, debug, overwrite, plots, echo, runner, formats)
 
 
 class _StopEvaluation(Exception):
@@ -1278,7 +1408,8 @@ class _StopEvaluation(Exception):
 def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Path | Scenario,
                    entries: dict[str, str | Any], keys: dict[str, str], seed_list: list[int], csv_text: str | None,
                    drop_oversized: bool, workers: int | None, progress: bool, debug: bool, overwrite: bool,
-                   plots: bool, echo: bool) -> EvalResults:
+                   plots: bool, echo: bool, runner: Any = None,
+                   formats: Sequence[str] | None = None) -> EvalResults:
     wanted = [(resolved.name, label, seed) for label in entries for seed in seed_list]
     wanted_set = set(wanted)
 
@@ -1320,9 +1451,18 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
     tasks = [_PairTask(handle, csv_text, drop_oversized, entries[label], label, seed, debug, provenance, keys[label])
              for (_, label, seed) in todo]
     # Pairs with a picklable handle and a policy given by name may go to worker processes.
-    portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)]
+    from ddl_gym.baselines.registry import runs_in_process_only
+
+    local = sorted({t.label for t in tasks if isinstance(t.policy, str) and runs_in_process_only(t.policy)})
+    portable = [i for i, t in enumerate(tasks) if not isinstance(t.scenario, Scenario) and isinstance(t.policy, str)
+                and t.label not in local]
     n_workers = int(workers) if workers is not None else min(os.cpu_count() or 1, max(1, len(portable)))
+    if local and n_workers > 1:
+        print(f"note: {', '.join(local)} defined in the running script: run in this process "
+              "(worker processes cannot import __main__; put it in a module to run it in parallel)", file=sys.stderr)
     pool_idx = set(portable) if n_workers > 1 and len(portable) > 1 else set()
+    if runner is not None:  # a remote executor (ddl_gym.executors) takes every pair given by name
+        pool_idx = {i for i, t in enumerate(tasks) if isinstance(t.policy, str) and t.label not in local}
     pool_tasks = [t for i, t in enumerate(tasks) if i in pool_idx]
     serial_tasks = [t for i, t in enumerate(tasks) if i not in pool_idx]
 
@@ -1347,7 +1487,9 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
     bar = tqdm(total=len(tasks), desc=f"eval {resolved.name}", unit="run", disable=not progress or not tasks,
                file=sys.stderr, dynamic_ncols=True)
     try:
-        if pool_tasks:
+        if pool_tasks and runner is not None:
+            runner.run_pairs(pool_tasks, resolved, record, errors, bar)
+        elif pool_tasks:
             _run_in_pool(pool_tasks, n_workers, record, errors, bar)
         for task in serial_tasks:
             try:
@@ -1391,10 +1533,14 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
             _write_csv_atomic(all_jobs, out_path / JOBS_FILE)
             files.append(out_path / JOBS_FILE)
         if not all_summary.empty:
-            files += write_artifacts(out_path, plots=plots)
+            files += write_artifacts(out_path, plots=plots, formats=formats)
     results = EvalResults(summary=summary, jobs=jobs, out=out_path, reused=len(done_keys), files=files, stale=stale)
     if echo:
         print(results.markdown)
+    if debug and echo:
+        checked = sum(int(frame["invariant_checks"].iloc[0]) for frame in frames_s)
+        print(f"debug: {checked} invariant checks over {len(frames_s)} simulated pairs, 0 violations"
+              + (f"; {len(done_keys)} reused pairs were not re-checked" if done_keys else ""), file=sys.stderr)
     if errors:
         raise errors[0]
     return results
@@ -1404,13 +1550,17 @@ def _run_in_pool(tasks: list[_PairTask], n_workers: int, record: Any, errors: li
     """Run pairs in worker processes; on an interrupt or a write error, stop the workers at once."""
     import multiprocessing
 
+    from ddl_gym.baselines.registry import user_registrations
+    from ddl_gym.poolsafe import workers_skip_main
+
     # forkserver: children start clean (no inherited torch/OpenMP threads, which can hang after fork).
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     pool = ProcessPoolExecutor(max_workers=min(n_workers, len(tasks)), mp_context=multiprocessing.get_context(method),
-                               initializer=_worker_init, initargs=(os.getpid(),))
+                               initializer=_worker_init, initargs=(os.getpid(), 0.5, user_registrations()))
     finished_cleanly = False
     try:
-        pending: dict[Future, _PairTask] = {pool.submit(_run_pair, t): t for t in tasks}
+        with workers_skip_main():  # workers start without re-running the calling script (no guard needed)
+            pending: dict[Future, _PairTask] = {pool.submit(_run_pair, t): t for t in tasks}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:

@@ -5,8 +5,10 @@ plotting never touches a global backend or opens a window (safe on headless mach
 worker processes). Every function writes one PNG (atomically: a temporary file renamed over the
 target) and returns its path.
 
-* :func:`plot_jct_cdf` — empirical CDF of job completion time, one line per policy (all seeds pooled).
-* :func:`plot_metric_bars` — one panel per metric, one bar per policy, mean ± 95% CI over seeds.
+* :func:`plot_jct_cdf` — empirical CDF of job completion time, one line per policy (all seeds pooled),
+  and below it each JCT quantile's change against the table's first policy (overlapping CDFs apart).
+* :func:`plot_metric_bars` — one panel per metric, one point per policy, mean ± 95% CI over seeds
+  on an axis zoomed to the data (not bars from zero, so close policies stay distinguishable).
 * :func:`plot_gantt` — GPU occupancy: GPU index vs time, one bar per job per GPU, shaded by the
   job's slowdown against running alone on the same placement (i.e. by network contention).
 
@@ -19,8 +21,10 @@ axis and a colour scale (``horizon_s``, ``max_slowdown``) and draw server bounda
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +52,39 @@ def _figure(width: float, height: float) -> Any:
     return fig
 
 
+#: Formats :func:`_save` writes (``figure_formats``); None = the path's own suffix (PNG by default).
+_FORMATS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar("ddl_gym_figure_formats",
+                                                                                   default=None)
+
+
+@contextlib.contextmanager
+def figure_formats(formats: Sequence[str] | None) -> Iterator[None]:
+    """Within the block, every figure is written in each of ``formats`` (``png``, ``svg``, ``pdf``:
+    ``--format``) next to the requested path, with that suffix."""
+    token = _FORMATS.set(tuple(formats) if formats else None)
+    try:
+        yield
+    finally:
+        _FORMATS.reset(token)
+
+
 def _save(fig: Any, path: str | Path) -> Path:
+    """Write ``fig`` atomically; returns the first file written (see :func:`figure_formats`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    formats = _FORMATS.get() or ((path.suffix.lstrip(".") or "png"),)
+    written: list[Path] = []
+    for fmt in formats:
+        target = path.with_suffix(f".{fmt}")
+        tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+        try:
+            fig.savefig(tmp, format=fmt)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        written.append(target)
+    return written[0]
 
 
 def _agent_parts(policy: str) -> tuple[str, list[str]] | None:
@@ -139,11 +165,13 @@ def plot_jct_cdf(jobs: pd.DataFrame, path: str | Path, *, title: str | None = No
         title: figure title.
         order: policies in the order of the results table (legend order).
     """
-    fig = _figure(8.0, 4.5)
-    ax = fig.add_subplot()
     labels = _group_labels(jobs)
     names = _ordered_names(jobs, labels, order)
+    fig = _figure(8.0, 7.5 if len(names) > 1 else 4.5)
+    ax = fig.add_subplot(2, 1, 1) if len(names) > 1 else fig.add_subplot()
     lo, hi = np.inf, 0.0
+    quantiles = np.linspace(0.01, 0.99, 99)
+    curves: dict[str, np.ndarray] = {}
     for name, colour in zip(names, _colours(len(names))):
         jct = np.sort(jobs.loc[labels == name, "jct_s"].to_numpy(dtype=np.float64))
         jct = jct[np.isfinite(jct)]
@@ -153,6 +181,21 @@ def plot_jct_cdf(jobs: pd.DataFrame, path: str | Path, *, title: str | None = No
         y = np.arange(1, jct.size + 1) / jct.size
         ax.step(np.concatenate(([jct[0]], jct)), np.concatenate(([0.0], y)), where="post", label=name,
                 color=colour, linewidth=1.4)
+        curves[name] = np.quantile(jct, quantiles)
+    if len(names) > 1 and names[0] in curves:
+        # Close policies overlap in the CDF: the second panel shows each quantile's change against
+        # the first policy of the table (zoomed on the differences).
+        base = curves[names[0]]
+        diff_ax = fig.add_subplot(2, 1, 2)
+        for name, colour in zip(names, _colours(len(names))):
+            if name in curves:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    change = np.where(base > 0, 100.0 * (curves[name] - base) / base, np.nan)
+                diff_ax.plot(100 * quantiles, change, color=colour, linewidth=1.4, label=name)
+        diff_ax.axhline(0.0, color="black", linewidth=0.8)
+        diff_ax.set_xlabel("JCT quantile (% of jobs)")
+        diff_ax.set_ylabel(f"change vs {names[0]} (%)")
+        diff_ax.grid(True, alpha=0.3)
     if np.isfinite(lo) and lo > 0 and hi / lo > LOG_SPREAD:  # heavy-tailed JCTs: a log axis keeps both ends readable
         ax.set_xscale("log")
     ax.set_xlabel("job completion time (s)")
@@ -211,14 +254,22 @@ def plot_metric_bars(
         m = np.asarray(means)
         nonneg = bool(np.all(summary[column].dropna() >= 0))
         x = np.arange(len(names))
-        ax.bar(x, m, yerr=error_bars(m, halves, nonneg), capsize=3, color=colours, edgecolor="black", linewidth=0.4)
+        err = error_bars(m, halves, nonneg)
+        # Points with CI bars on an axis zoomed to the data (not bars from zero): close policies stay apart.
+        ax.errorbar(x, m, yerr=err, fmt="none", ecolor="black", elinewidth=1.0, capsize=3, zorder=2)
+        ax.scatter(x, m, c=colours, s=36, edgecolors="black", linewidths=0.4, zorder=3)
         if nonneg and _spread(m) > LOG_SPREAD:
             ax.set_yscale("log")
+        elif np.isfinite(m).any():
+            low = float(np.nanmin(m - err[0]))
+            high = float(np.nanmax(m + err[1]))
+            pad = 0.08 * (high - low) if high > low else max(abs(high) * 0.01, 1e-9)
+            ax.set_ylim(low - pad, high + pad)
         ax.set_xticks(x, names, rotation=35, ha="right", fontsize="small")
         ax.set_ylabel(label)
         ax.grid(True, axis="y", alpha=0.3)
     seeds = summary["seed"].nunique() if "seed" in summary.columns else 0
-    fig.suptitle(title or f"mean ± 95% CI over {seeds} seed(s)")
+    fig.suptitle(title or f"mean ± 95% CI over {seeds} seed(s); axes zoomed to the data (not from 0)")
     return _save(fig, path)
 
 

@@ -313,7 +313,9 @@ def markdown(summaries: Sequence[ScenarioSummary]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``ddl-gym scenarios --stats`` entry point; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="ddl-gym scenarios", description=(__doc__ or "").splitlines()[0])
+    from ddl_gym.cliargs import OneLineParser, bounded_float, bounded_int, workers_type
+
+    parser = OneLineParser(prog="ddl-gym scenarios", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--stats", action="store_true",
                         help="measure utilisation, contention share, load, makespan/window (else list the scenarios)")
     parser.add_argument("--scenarios", default=",".join(DEFAULT_SCENARIOS),
@@ -321,8 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--policies", default=None,
                         help="comma-separated policies (default: per engine, "
                              f"{','.join(JOB_LEVEL_POLICIES)} / {','.join(TASK_LEVEL_POLICIES)})")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default 3)")
-    parser.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    parser.add_argument("--seeds", type=bounded_int(1, 100_000, "--seeds"), default=3, help="seeds 0..N-1 (default 3)")
+    parser.add_argument("--workers", type=workers_type, default=1, help="parallel processes (default 1)")
     parser.add_argument("--suite", action="store_true",
                         help="the task suite's cards instead (ddl_gym/suite_cards.py: best reference on validation "
                              "seeds, LP headroom on test seeds); with --quick, --task, --write")

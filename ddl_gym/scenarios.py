@@ -161,6 +161,11 @@ class PhillySource:
     params: tuple[tuple[str, Any], ...] = ()
     performance_model: PerformanceModel = field(default_factory=RARContentionModel)
 
+    def trace_data(self) -> list[str]:
+        """Keys of :data:`ddl_gym.workloads.tracedata.TRACE_DATA` this source needs (none for a given path)."""
+        params = dict(self.params)
+        return [] if params.get("path") is not None else [f"philly-{params.get('table') or 'rfold'}"]
+
     def __call__(self, rng: np.random.Generator, cluster: ClusterSpec) -> Workload:
         from ddl_gym.workloads.philly import load_philly
 
@@ -193,9 +198,16 @@ class PhillySliceSource:
     table: str = "rfold"
     performance_model: PerformanceModel = field(default_factory=RARContentionModel)
 
+    def trace_data(self) -> list[str]:
+        """Keys of :data:`ddl_gym.workloads.tracedata.TRACE_DATA` this source needs."""
+        return [f"philly-{self.table}"]
+
     def __call__(self, rng: np.random.Generator, cluster: ClusterSpec) -> Workload:
         full = _cached_philly(self.table, cluster, self.performance_model)
-        if full.num_jobs <= self.num_jobs:
+        if full.num_jobs < self.num_jobs:
+            raise ConfigError(f"Philly {self.table} table: {full.num_jobs} job(s) fit a cluster of {cluster.num_gpus} "
+                              f"GPUs, fewer than num_jobs = {self.num_jobs}")
+        if full.num_jobs == self.num_jobs:
             return full
         first = int(rng.integers(0, full.num_jobs - self.num_jobs + 1))
         rows = np.arange(first, first + self.num_jobs)

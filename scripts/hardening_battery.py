@@ -58,6 +58,7 @@ class Case:
     expect: str = "error"  # "error" (must be rejected) or "ok" (valid input)
     mention: tuple[str, ...] = ()  # strings the one-line error must contain
     setup: Callable[[Path], None] | None = None
+    forbid: tuple[str, ...] = ()  # strings stderr must never contain (a private file's content)
 
 
 # ---------------------------------------------------------------------------- cases
@@ -370,11 +371,103 @@ def cli_cases() -> list[Case]:
     return cases
 
 
+SECRET = "hunter2-private-token"
+_EV = ["eval", "--scenario", "small", "--seeds", "1", "--out", "{dir}/out", "--no-plots", "--no-progress", "--workers", "1"]
+
+
+def bounds_cases() -> list[Case]:
+    """Sizes and counts a user can type, and floats that reach the simulator (issue 30)."""
+    policy = [("smd:attempts=1000000000", "attempts"), ("smd:attempts=0", "attempts"), ("smd:eps=1e-9", "eps"),
+              ("smd:eps=nan", "eps"), ("smd:eps=-1", "eps"), ("smd:m_delta=inf", "m_delta"), ("smd-fc:q=50", "q"),
+              ("smd:attempts=2.5", "attempts")]
+    cases = [Case("bounds", f"policy {spec}", ["eval", "--scenario", "smd-sync", *_EV[3:], "--policies", spec], mention=(key,))
+             for spec, key in policy]
+    smd = '[cluster]\nunits = 1\n[workload]\nkind = "smd"\n'
+    win = '[cluster]\nservers = 4\ngpus_per_server = 4\n[workload]\nkind = "philly-slice"\n'
+    files = [("smd num_jobs 1e9", smd + "num_jobs = 1000000000\n", "num_jobs"),
+             ("smd num_jobs 0", smd + "num_jobs = 0\n", "num_jobs"),
+             ("smd time_scale_factor nan", smd + "time_scale_factor = nan\n", "time_scale_factor"),
+             ("smd time_scale inf", smd + "time_scale = inf\n", "time_scale"),
+             ("window num_jobs 1e9", win + "num_jobs = 1000000000\n", "num_jobs"),
+             ("window time_scale nan", win + "time_scale = nan\n", "time_scale"),
+             ("window allow_fewer text", win + 'allow_fewer = "yes"\n', "allow_fewer"),
+             ("window 160 of 3 jobs", win + 'path = "three.csv"\n', "fewer than num_jobs")]
+    three = "#job id,arrival time (sec),topology,shape,size,duration (sec)\n" + "".join(
+        f"{i},{i * 10}.0,CLOS,1,1,100.0\n" for i in range(3))
+    cases += [Case("bounds", f"scenario file {name}", ["eval", "--scenario", "{dir}/s.toml", *_EV[3:], "--policies",
+                                                       "esw" if "smd" in name else "fifo+pack"],
+                   files={"s.toml": text, "three.csv": three}, mention=("s.toml" if "160" not in name else "three.csv", key))
+              for name, text, key in files]
+    cli = [(["reproduce", "a-srpt", "--table2-cases", "-5"], "--table2-cases"),
+           (["reproduce", "a-srpt", "--table2-cases", "0"], "--table2-cases"),
+           (["reproduce", "smd", "--eps", "1e-9"], "--eps"), (["reproduce", "smd", "--eps", "nan"], "--eps"),
+           (["leaderboard", "--workers", "0"], "--workers"), (["scenarios", "--seeds", "0"], "--seeds"),
+           (["scenarios", "--workers", "-1"], "--workers"), (["train", "--timesteps", "0", "--out", "{dir}/t"], "--timesteps"),
+           (["train", "--n-envs", "0", "--out", "{dir}/t"], "--n-envs")]
+    cases += [Case("bounds", " ".join(argv[:3]), argv, mention=(key,)) for argv, key in cli]
+    return cases
+
+
+def ignored_cases() -> list[Case]:
+    """Options that used to be accepted and silently ignored (issue 30)."""
+    jobs = "job_id,arrival_s,gpus,iterations,model\n0,0,1,100,resnet50\n"
+    torn = ("scenario,policy,seed,avg_jct_s\nsmall,fifo+pack,0,\n")
+    return [
+        Case("ignored", "--workload on aonline-ps-small", ["eval", "--scenario", "aonline-ps-small", *_EV[3:],
+                                                            "--policies", "fifo-mr", "--workload", "{dir}/j.csv"],
+             files={"j.csv": jobs}, mention=("--workload",)),
+        Case("ignored", "--seeds with --seed-list", [*_EV, "--policies", "fifo+pack", "--seed-list", "1,2"],
+             mention=("--seed-list",)),
+        Case("ignored", "--metrics without --reference", [*_EV, "--policies", "fifo+pack", "--metrics", "avg_jct_s"],
+             mention=("--metrics",)),
+        Case("ignored", "--drop-oversized without --workload", [*_EV, "--policies", "fifo+pack", "--drop-oversized"],
+             mention=("--drop-oversized",)),
+        Case("ignored", "train --device cuda without CUDA", ["train", "--device", "cuda", "--out", "{dir}/t"],
+             mention=("--device",)),
+        Case("ignored", "train --device nonsense", ["train", "--device", "abacus", "--out", "{dir}/t"],
+             mention=("--device",)),
+        Case("ignored", "compare on a torn summary", ["compare", "--out", "{dir}", "--reference", "fifo+pack"],
+             files={"summary.csv": torn}, mention=("summary.csv",)),
+    ]
+
+
+def preset_cases() -> list[Case]:
+    """`ddl-gym train --preset FILE` with bad files: one named line, never an internal error."""
+    texts = {
+        "YAML list": ("- a\n- b\n", "mapping"), "syntax error": ("a: [\n", "YAML"),
+        "learning_rate text": ("ppo:\n  learning_rate: fast\n", "ppo.learning_rate"),
+        "learning_rate at top": ("learning_rate: 0.1\n", "learning_rate"), "unknown key": ("bogus: 1\n", "bogus"),
+        "timesteps text": ("timesteps: lots\n", "timesteps"), "gamma 2": ("ppo:\n  gamma: 2\n", "gamma"),
+        "net_arch zero": ("ppo:\n  net_arch: [0]\n", "net_arch"), "eval section list": ("eval: [1]\n", "eval"),
+        "env window 0": ("inherit: default\nenv:\n  window: 0\n", "window"),
+        "env unknown arg": ("inherit: default\nenv:\n  windw: 4\n", "windw"),
+        "env reward_scale nan": ("inherit: default\nenv:\n  reward_scale: .nan\n", "reward_scale"),
+        "inherit cycle": ("inherit: p.yaml\n", "cycle"), "missing sections": ("timesteps: 5\n", "missing"),
+        "private text": (f"[{SECRET} and more\n", "p.yaml"),
+    }
+    return [Case("preset", name, ["train", "--preset", "{dir}/p.yaml", "--out", "{dir}/t"], files={"p.yaml": text},
+                 mention=(key,), forbid=(SECRET,)) for name, (text, key) in texts.items()]
+
+
+def echo_cases() -> list[Case]:
+    """A file that is not what an option expects: the error names it and never repeats its content."""
+    private = f"{SECRET} and other private words\nline two\n"
+    return [Case("no-echo", f"{what} given a private text", argv, files={"priv.txt": private}, mention=("priv.txt",),
+                 forbid=(SECRET,))
+            for what, argv in (("--scenario", ["eval", "--scenario", "{dir}/priv.txt", *_EV[3:], "--policies", "fifo+pack"]),
+                               ("--workload", [*_EV, "--policies", "fifo+pack", "--workload", "{dir}/priv.txt"]),
+                               ("--preset", ["train", "--preset", "{dir}/priv.txt", "--out", "{dir}/t"]))]
+
+
 CLASSES: dict[str, Callable[[], list[Case]]] = {
     "csv-numbers": csv_number_cases,
     "csv-structure": csv_structure_cases,
     "scenario": scenario_cases,
     "cli": cli_cases,
+    "bounds": bounds_cases,
+    "ignored": ignored_cases,
+    "preset": preset_cases,
+    "no-echo": echo_cases,
 }
 
 
@@ -406,6 +499,8 @@ def run_case(case: Case, python: str, pythonpath: str | None, timeout: float) ->
             return "hang", f"killed after {timeout:.0f} s"
         err = proc.stderr
         lines = [line for line in err.splitlines() if line.strip()]
+        if any(secret in err for secret in case.forbid):
+            return "echo", "stderr repeats the file's content"
         # A real traceback starts its line; the string inside an error message does not count.
         if any(line.startswith("Traceback (most recent call last)") for line in lines):
             return "traceback", (lines[-1] if lines else "")[:200]

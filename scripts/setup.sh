@@ -15,7 +15,7 @@ pip_quiet() { python -m pip install -q "$@"; }
 if ! python -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13.0') else 1)" 2>/dev/null; then
   pip_quiet "torch==2.13.0"
 fi
-pip_quiet -e ".[rl,dev,native]"
+pip_quiet -e ".[rl,dev,native,docs]"
 # The job-level and task-level engines compiled with mypyc (same source, identical results, faster);
 # plain Python is used wherever this cannot build (no C compiler) or with DDL_GYM_NO_NATIVE=1.
 if [ "${DDL_GYM_NO_NATIVE:-0}" != "1" ]; then

@@ -9,6 +9,7 @@ from ddl_gym.baselines import make_policy
 from ddl_gym.leaderboard import uncontended_bound, verdicts
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy
+from ddl_gym.sim.model import ConfigError
 
 
 @pytest.mark.parametrize(("change", "ci", "goal", "not_worse"), [
@@ -38,10 +39,16 @@ def test_board_picks_the_best_reference_by_mean_and_writes_paired_rows(tmp_path)
 
     from ddl_gym.leaderboard import Board, run_board, write_board
 
-    board = Board("small", references=("fifo+ff", "srsf+ca", "a-srpt"), seeds=(5, 6, 7))
+    from ddl_gym.harness import simulate
+
+    board = Board("small", references=("fifo+ff", "srsf+ca", "a-srpt"), seeds=(5, 6, 7), selection_seeds=(8, 9))
     result = run_board(board, cache=tmp_path / "cache", workers=1)
-    means = result.summary.groupby("policy")["avg_jct_s"].mean()
-    assert result.best_reference == means.idxmin() and set(means.index) == {"fifo+ff", "srsf+ca"}
+    # chosen on the selection seeds (disjoint from the comparison seeds), by mean
+    means = {p: np.mean([simulate(make_policy(p), get_scenario("small"), s).result.summary()["avg_jct_s"]
+                         for s in (8, 9)]) for p in ("fifo+ff", "srsf+ca")}
+    assert result.selection_means == pytest.approx(means) and result.selection_seeds == (8, 9)
+    assert result.best_reference == min(means, key=means.get)
+    assert set(result.summary["seed"]) == {5, 6, 7} and set(result.summary["policy"]) == {"fifo+ff", "srsf+ca"}
     assert "a-srpt" in result.skipped  # pipeline-only policy on an all-reduce scenario: listed, not run
     other = ({"fifo+ff", "srsf+ca"} - {result.best_reference}).pop()
     pivot = result.summary.pivot(index="seed", columns="policy", values="avg_jct_s")
@@ -58,7 +65,11 @@ def test_board_picks_the_best_reference_by_mean_and_writes_paired_rows(tmp_path)
         assert pivot.loc[seed].min() >= scenario_lower_bound(get_scenario("small"), seed).avg_jct_s
     assert result.lp_bound is not None and result.lp_headroom is not None and result.lp_headroom[0] >= 0
     assert f"LP lower bound (`ddl_gym/sim/lower_bound.py`" in readme and f"{result.lp_bound:.0f} s" in readme
+    assert "*selection* seeds 8–9, disjoint from the comparison seeds" in readme
     assert len(pd.read_csv(tmp_path / "board" / "results.csv")) == 2
+    with pytest.raises(ConfigError, match="disjoint"):
+        run_board(Board("small", references=("srsf+ca",), seeds=(5, 6), selection_seeds=(6, 7)),
+                  cache=tmp_path / "cache2", workers=1)
 
 
 def test_sjf_bco_refuses_pipeline_jobs_by_name() -> None:
@@ -74,11 +85,12 @@ def test_a_higher_is_better_board_picks_the_highest_mean_and_counts_seeds_above_
     """SMD's board ranks by total utility: the best reference is the highest mean, 'better' means above it."""
     from ddl_gym.leaderboard import Board, run_board, write_board
 
-    board = Board("smd-sync", references=("esw", "optimus", "smd"), metric="total_utility", seeds=(0, 1, 2))
+    board = Board("smd-sync", references=("esw", "optimus", "smd"), metric="total_utility", seeds=(0, 1, 2),
+                  selection_seeds=(3, 4))
     assert board.higher_is_better
     result = run_board(board, cache=tmp_path / "cache", workers=1)
     pivot = result.summary.pivot(index="seed", columns="policy", values="total_utility")
-    assert result.best_reference == pivot.mean().idxmax()
+    assert result.best_reference == max(result.selection_means, key=result.selection_means.get)
     assert result.bound is None  # the uncontended-JCT bound means nothing for a utility
     table = result.table.set_index("policy")
     assert list(result.table["total_utility_mean"]) == sorted(result.table["total_utility_mean"], reverse=True)

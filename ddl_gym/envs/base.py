@@ -7,6 +7,7 @@ of that adaptation that do not depend on how actions are encoded.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -138,6 +139,8 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
                       invalid_action: str, invalid_action_penalty: float, max_decisions: int | str | None,
                       debug: bool) -> None:
         """Validate and store the constructor arguments every env has."""
+        if isinstance(scenario, os.PathLike):  # a scenario file given as a Path
+            scenario = os.fspath(scenario)
         self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
         if self.scenario.engine != "job":
             raise ConfigError(
@@ -159,7 +162,10 @@ class SimulatorEnv(gym.Env[np.ndarray, np.int64]):
             raise ConfigError(f"invalid_action_penalty must be finite, got {invalid_action_penalty!r}")
         self.reward_kind = reward
         self._area = {"jct": "jobs_area", "weighted_jct": "weighted_area", "makespan": "now"}[reward]
-        self.reward_scale = float(reward_scale)
+        from ddl_gym.bounds import check_float
+
+        self.reward_scale = check_float(reward_scale, 0.0, 1e6, "reward_scale", low_open=True)  # finite rewards
+        check_float(penalty, 0.0, 1e9, "invalid_action_penalty")
         self.invalid_action = invalid_action
         self.invalid_action_penalty = penalty
         self.max_decisions = max_decisions if max_decisions is None or max_decisions == "auto" else int(max_decisions)

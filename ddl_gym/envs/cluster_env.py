@@ -15,6 +15,7 @@ from gymnasium import spaces
 
 from ddl_gym.envs.base import DiscreteActions, SimulatorEnv, action_index
 from ddl_gym.envs.core import _INV_LOG_QUEUE, _INV_LOG_TIME, _INV_LOG_WAIT, DecisionCore, PortableLayout, to_float32
+from ddl_gym.envs.helpers import ActionObservationHelpers, label_frame
 from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
@@ -46,7 +47,11 @@ PORTABLE_GLOBAL_FEATURES = ("queue_length", "queue_overflow", "queued_demand", "
                             "finished_fraction", "arrivals_left_fraction", "sim_time", "mean_split_contention")
 
 
-class DDLClusterEnv(SimulatorEnv):
+#: Most queue slots (``window`` / ``max_window``): observation and action sizes grow linearly with them.
+MAX_SLOTS = 4096
+
+
+class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
     """Schedule distributed deep-learning jobs on a multi-tenant GPU cluster.
 
     ## Description
@@ -58,7 +63,7 @@ class DDLClusterEnv(SimulatorEnv):
     overhead; a job on one server uses the fast intra-server link. The agent decides which queued
     job to start next, how to place it, and when to wait. The default scenario has 16 servers × 4
     GPUs and 160 jobs (80×1, 14×2, 26×4, 30×8, 8×16, 2×32 GPUs; Table III models of Ada-SRSF)
-    arriving over 20 minutes, freshly sampled each episode (see ``ddl-gym list`` for its NICs).
+    arriving over 80 minutes, freshly sampled each episode (see ``ddl-gym list`` for its NICs).
 
     ## Action Space
 
@@ -262,9 +267,13 @@ class DDLClusterEnv(SimulatorEnv):
             raise ConfigError(f"queue_order must be 'srsf', 'fifo' or 'sjf', got {queue_order!r}")
         if observation not in OBSERVATIONS:
             raise ConfigError(f"observation must be 'portable' or 'legacy', got {observation!r}")
+        from ddl_gym.bounds import check_int
+
+        check_int(window, 1, MAX_SLOTS, "window")
         slots = int(window) if max_window is None else max_window
         if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < window:
             raise ConfigError(f"max_window must be an integer >= window ({window}), got {max_window!r}")
+        check_int(slots, int(window), MAX_SLOTS, "max_window")  # the observation and action sizes grow with it
         if observation == "legacy" and slots != window:
             raise ConfigError("max_window (padded slots) needs observation='portable'; the legacy layout has "
                               f"exactly window={window} slots")
@@ -637,7 +646,9 @@ class DDLClusterEnv(SimulatorEnv):
         return "\n".join(lines) + "\n"
 
     def _render_rgb(self) -> np.ndarray:
-        """GPU occupancy Gantt chart so far: one row band per GPU, colour per job, darker = more contention."""
+        """GPU occupancy Gantt chart so far: one row band per GPU, colour per job, darker = more contention;
+        labelled (time axis in seconds since the first arrival, GPU axis with server boundaries, the
+        clock and queue in the title)."""
         sim = self.sim
         assert sim is not None
         n_gpus = sim.cluster.num_gpus
@@ -659,4 +670,7 @@ class DDLClusterEnv(SimulatorEnv):
             colour = (palette[j % len(palette)] * shade).astype(np.uint8)
             for g in sim.placement[j].tolist():
                 image[g * row_h : (g + 1) * row_h - 1, x0:x1] = colour
-        return image
+        title = (f"t = {sim.now - t0:,.0f} s   queued {sim.num_queued}   running {len(sim.running)}   "
+                 f"done {sim.num_finished}/{sim.workload.num_jobs}")
+        return label_frame(image, title=title, t_span_s=float(span), num_gpus=n_gpus,
+                           gpus_per_server=[int(g) for g in sim.server_gpus])

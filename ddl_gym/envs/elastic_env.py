@@ -61,8 +61,16 @@ class DDLClusterElasticEnv(SimulatorEnv):
     ``queue_order`` (``"wspt"``: ``w_j`` / fixed-configuration run time, descending — Smith's rule;
     ``"fifo"``: arrival). A start is valid iff its allocation fits the free resources now
     (``Simulator.fits``, the resource ledger); "advance" is valid unless it would wait forever.
-    Masks: :meth:`action_masks` (np.int8) and ``info["action_mask"]``. An invalid action is a
-    no-op costing ``invalid_action_penalty`` with ``info["invalid_action"] = True``.
+    Masks: :meth:`action_masks` (np.int8) and ``info["action_mask"]``.
+
+    **Invalid actions** (masked, or an integer outside the space) never raise. With
+    ``invalid_action="wait"`` (default, as in the other envs) the env carries out "advance"
+    instead, or, when advance is itself invalid, the first valid start (lowest slot, then menu
+    item); the step costs ``invalid_action_penalty``, ``info["invalid_action"]`` is ``True`` and
+    ``info["executed_action"]`` says what ran. Every step thus starts a job or lets an event happen
+    (or finds the episode stuck), so repeating an invalid action cannot freeze the clock.
+    ``invalid_action="noop"`` (v0 as first released) does nothing and time does not move; only the
+    decision limit then ends an episode that repeats an invalid action.
 
     ## Observation Space
 
@@ -97,17 +105,25 @@ class DDLClusterElasticEnv(SimulatorEnv):
     ## Episode End
 
     Terminated when every job has finished (``info["metrics"]`` holds the harness's summary keys,
-    ``weighted_completion`` included). Truncated after ``max_decisions`` steps, if set.
+    ``weighted_completion`` included). Truncated when the decision limit is reached:
+    ``max_decisions="auto"`` (default) is ``6·N + 64`` for ``N`` jobs. A valid step starts a job
+    (at most ``N``) or advances to the next event (at most ``N`` arrivals and ``N`` completions),
+    so no episode under valid actions (or ``"wait"``) comes near it: it is a backstop that ends
+    ``"noop"`` episodes stuck on invalid actions and episodes stuck on jobs that never fit. An
+    integer sets it; ``None`` removes it.
 
     ## Arguments
 
     ``scenario`` (an A-Online scenario: ``"aonline-ps"``, ``"aonline-ra"``, ``"aonline-ps-small"``),
     ``window`` W (8), ``menu`` (subset of :data:`MENU_ITEMS`), ``queue_order``, ``reward``,
-    ``reward_scale``, ``invalid_action_penalty``, ``max_decisions``, ``render_mode`` (``"ansi"``),
-    ``debug``.
+    ``reward_scale``, ``invalid_action`` (``"wait"`` or ``"noop"``), ``invalid_action_penalty``,
+    ``max_decisions`` (``"auto"``), ``render_mode`` (``"ansi"``), ``debug``.
 
     ## Version History
 
+    * v0 (revised): invalid actions wait instead of doing nothing (``invalid_action="noop"`` keeps
+      the first behaviour), ``max_decisions="auto"``, ``info["executed_action"]``. Trajectories
+      under valid actions are unchanged.
     * v0: initial version.
     """
 
@@ -122,14 +138,16 @@ class DDLClusterElasticEnv(SimulatorEnv):
         queue_order: str = "wspt",
         reward: str = "weighted_jct",
         reward_scale: float = 1.0 / (3600.0 * 1e4),
+        invalid_action: str = "wait",
         invalid_action_penalty: float = 0.0,
-        max_decisions: int | None = None,
+        max_decisions: int | str | None = "auto",
         render_mode: str | None = None,
         debug: bool = False,
     ) -> None:
-        # An invalid action is always a no-op here (the window has no "advance" synonym to wait on).
         self._setup_common(scenario, reward=reward, reward_scale=reward_scale, render_mode=render_mode,
-                           invalid_action="noop", invalid_action_penalty=invalid_action_penalty, max_decisions=max_decisions, debug=debug)
+                           invalid_action=invalid_action, invalid_action_penalty=invalid_action_penalty,
+                           max_decisions=max_decisions, debug=debug)
+        self._executed = -1
         if window < 1:
             raise ConfigError(f"window must be >= 1, got {window}")
         unknown = [m for m in menu if m not in MENU_ITEMS]
@@ -171,6 +189,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
                                        colocated=False) for j in range(w.num_jobs)]
         self._rank_key = [(-w.weight[j] / fixed_runtime[j], j) if self.queue_order == "wspt" else (j,)
                           for j in range(w.num_jobs)]
+        self._executed = -1
         self._auto_advance()
         return self._observe(), self._info(invalid=False)
 
@@ -183,7 +202,11 @@ class DDLClusterElasticEnv(SimulatorEnv):
             action = action_index(action, int(self.action_space.n), "DDLClusterElastic")
         mask = self.action_masks()
         invalid = bool(not (0 <= action < mask.size) or mask[action] == 0)
-        if not invalid and not sim.done:
+        if invalid:
+            # "wait": advance if that is valid, else the first valid start; "noop": nothing happens.
+            action = (0 if mask[0] else int(np.flatnonzero(mask)[0])) if self.invalid_action == "wait" else -1
+        self._executed = action
+        if action >= 0 and not sim.done:
             if action == 0:
                 sim.advance()
             else:
@@ -192,6 +215,10 @@ class DDLClusterElasticEnv(SimulatorEnv):
                 sim.start(job, self._options[(job, self.menu[item])])
             self._auto_advance()
         return self._finish_step(before, invalid)
+
+    def _auto_decision_limit(self) -> int:
+        # Each valid step starts a job (<= N) or lets an event happen (<= N arrivals + N completions).
+        return 6 * self.sim.workload.num_jobs + 64  # type: ignore[union-attr]
 
     def action_masks(self) -> np.ndarray:
         """Valid actions as np.int8 0/1 (at least one is always 1)."""
@@ -319,6 +346,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
         return {
             "action_mask": self.action_masks(),
             "invalid_action": invalid,
+            "executed_action": self._executed,
             "sim_time": float(sim.now),
             "queue_length": len(sim.queue),
             "running_jobs": len(sim.running),

@@ -167,6 +167,10 @@ class DDLPlacementEnv(SimulatorEnv):
                                         or max_servers < self.num_servers):
             raise ConfigError(f"max_servers must be an integer >= the scenario's {self.num_servers} servers, "
                               f"got {max_servers!r}")
+        if max_servers is not None:
+            from ddl_gym.bounds import check_int
+
+            check_int(max_servers, self.num_servers, 100_000, "max_servers")  # observation/action sizes grow with it
         self.max_servers = None if max_servers is None else int(max_servers)
         self._size_free_observation = self.max_servers is not None
         slots = self.max_servers or self.num_servers  # server rows in the observation, server actions

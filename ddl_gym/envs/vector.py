@@ -54,6 +54,8 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
+from ddl_gym.poolsafe import workers_skip_main
+
 # Scalar info fields carried in shared memory (name, dtype); every other info key is dropped,
 # except "metrics", which is sent through the pipe on the step that ends an episode.
 INFO_FIELDS: tuple[tuple[str, Any], ...] = (
@@ -364,7 +366,8 @@ class _WorkerPool:
             proc = ctx.Process(target=_worker, daemon=True,
                                args=(child, self._raw, env_id, self.env_kwargs, first, size, num_envs, shape, dtype,
                                      self.n_actions, same_step, self.spin_s))
-            proc.start()
+            with workers_skip_main():  # the worker needs nothing of the calling script (no __main__ guard needed)
+                proc.start()
             child.close()
             self._conns.append(parent)
             self._procs.append(proc)

@@ -575,7 +575,9 @@ DEVIATIONS = (
 # ============================================================================ entry point
 def build_parser() -> argparse.ArgumentParser:
     """The ``ddl-gym reproduce a-srpt`` argument parser."""
-    parser = argparse.ArgumentParser(prog="ddl-gym reproduce a-srpt", description=(__doc__ or "").split("\n\n")[0],
+    from ddl_gym.cliargs import OneLineParser, bounded_float, bounded_int, workers_type
+
+    parser = OneLineParser(prog="ddl-gym reproduce a-srpt", description=(__doc__ or "").split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true",
@@ -586,7 +588,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_srpt/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
     add_workers_argument(parser, min(2, os.cpu_count() or 1))
-    parser.add_argument("--table2-cases", type=int, default=None, help="Heavy-Edge vs ILP cases (default 20; --quick 4)")
+    parser.add_argument("--table2-cases", type=bounded_int(1, 1_000, "--table2-cases"), default=None,
+                        help="Heavy-Edge vs ILP cases, 1..1000 (default 20; --quick 4)")
     parser.add_argument("--overwrite", action="store_true", help="recompute episodes already in --out/episodes.csv")
     return parser
 

@@ -551,7 +551,9 @@ def plot(out: Path, rows: pd.DataFrame, grid: Grid) -> list[Path]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ddl-gym reproduce smd`` argument parser."""
-    parser = argparse.ArgumentParser(prog="ddl-gym reproduce smd", description=(__doc__ or "").split("\n\n")[0],
+    from ddl_gym.cliargs import OneLineParser, bounded_float, bounded_int, workers_type
+
+    parser = OneLineParser(prog="ddl-gym reproduce smd", description=(__doc__ or "").split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_seeds_argument(parser, "10 (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/smd"), help="output folder")
@@ -559,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--claims", type=Path, default=None,
                         help="also write the claims table here (notes/smd/claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true", help="2 seeds, eps = 0.05, I <= 20: seconds")
-    parser.add_argument("--eps", type=float, default=None, help="Algorithm 1's grid precision (default 0.01)")
+    parser.add_argument("--eps", type=bounded_float(1e-4, 1.0, "--eps", high_open=True), default=None,
+                        help="Algorithm 1's grid precision, in [1e-4, 1) (default 0.01)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
     add_workers_argument(parser, min(2, os.cpu_count() or 1))
     return parser

@@ -34,8 +34,15 @@ With ``debug=True`` the invariants are checked after every event batch and every
 no GPU over-committed and no resource over capacity on any server, gang start/stop (all of a job's
 GPUs held while it runs, a rigid job exactly ``G_j``), no start before arrival, a queued, preempted
 or rejected job holds nothing, iterations conserved (``0 <= remaining <= F`` plus restart overheads,
-exactly ``0`` at completion, also across preemptions) and time non-decreasing. Violations raise
-:class:`InvariantError`.
+exactly ``0`` at completion, also across preemptions), every job's work done non-decreasing, a job
+that kept one holding finishing no earlier than arrival + ``F·τ_ideal``, and time non-decreasing.
+Violations raise :class:`InvariantError`. Inside :func:`ddl_gym.sim.checks.invariant_checks` every
+engine is built in debug mode and its checks are counted (self-driving policies included).
+
+**Zero-time iterations are refused**: a time per iteration from the rate model that is not positive
+and finite (``0``: a job with no compute and no communication, which has no defined slowdown;
+``inf``/NaN: a job that would never end) raises a :class:`ConfigError` naming the job, its model and
+the rate model when the job is started (in every mode, not only debug).
 
 **Compiled build** (optional): ``scripts/build_native.py`` compiles this very file with mypyc (the
 same code and float arithmetic, so bit-identical results; the golden tests run both builds).
@@ -57,6 +64,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ddl_gym.sim import checks as _checks
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.compact import GpuIdTable, filled_column, float_column, int_column
 from ddl_gym.sim.jobqueue import JobQueue
@@ -128,7 +136,8 @@ class Simulator:
         self.model = model if model is not None else RARContentionModel()
         self.bound = self.model.bind(cluster, workload)
         self._contention_free = bool(getattr(self.bound, "contention_free", False))
-        self.debug = debug
+        # ``checks.invariant_checks()`` switches every engine built inside it to debug mode.
+        self.debug = bool(debug) or _checks.forced()
         self.capabilities: frozenset[str] = frozenset()
         n = workload.num_jobs
         self._n = n
@@ -246,6 +255,10 @@ class Simulator:
         self._banked_busy_gpu_s: dict[int, float] = {}  # compute GPU-seconds (contention-free models)
         self._last_amounts: dict[int, np.ndarray] = {}  # non-GPU amounts of a job's last holding (records)
         self._finish_order = array("i")  # finished jobs in completion order (see finished_since; 4 B a job)
+        # Debug checks' memory: the clock, each started job's work done, completions already checked.
+        self._checked_now = -math.inf
+        self._checked_done: dict[int, float] = {}
+        self._checked_finished = 0
         self._admit_arrivals()
 
     # ------------------------------------------------------------------ queries
@@ -970,6 +983,8 @@ class Simulator:
             job_key: Any = jobs[k]
             tau: float = taus[k]
             tau_value: Any = taus[k]
+            if not 0.0 < tau < math.inf:
+                self._bad_rate(job, tau)
             old: float = tau_of[job_key]
             left: float = remaining[job_key]
             if old != math.inf:
@@ -989,6 +1004,17 @@ class Simulator:
         self._seq = seq
         if len(heap) > self._heap_limit:
             self._compact_heap()
+
+    def _bad_rate(self, job: int, tau: float) -> None:
+        """Refuse a time per iteration that is not positive and finite (zero: an iteration that takes no
+        time has no slowdown and makes the debug checks divide by zero; infinite or NaN: the job never
+        ends). Named error: the job, its model and the rate model."""
+        raise ConfigError(
+            f"job {int(self.workload.job_id[job])} (model {self.workload.profile(job).name!r}): the performance model "
+            f"{type(self.model).__name__} gives a time per iteration of {tau!r} s on its placement "
+            f"({len(self.servers[job])} server(s)); it must be positive and finite (a job needs compute time "
+            "forward_s + backward_s > 0, or communication, in every iteration)"
+        )
 
     def _compact_heap(self) -> None:
         """Drop the stale completion entries (superseded rates, ended jobs), in place: callers may hold
@@ -1072,7 +1098,14 @@ class Simulator:
 
     # ------------------------------------------------------------------ checks & results
     def check_invariants(self) -> None:
-        """Raise InvariantError if any simulator invariant does not hold right now."""
+        """Raise InvariantError if any simulator invariant does not hold right now.
+
+        Each call is counted by an open :func:`ddl_gym.sim.checks.invariant_checks` session.
+        """
+        _checks.count()
+        if not self.now >= self._checked_now:
+            raise InvariantError(f"time went backwards: {self.now} < {self._checked_now}")
+        self._checked_now = self.now
         owner = self.gpu_owner
         free_now = np.bincount(self.gpu_server[owner < 0], minlength=self.cluster.num_servers)
         if not np.array_equal(free_now, self.free_per_server) or int((owner < 0).sum()) != self.num_free:
@@ -1134,6 +1167,33 @@ class Simulator:
         if len(finished) != self.num_finished or len(set(finished)) != len(finished) or \
                 any(self.state[j] != DONE for j in finished):
             raise InvariantError("the completion order log disagrees with the finished jobs")
+        self._check_progress()
+
+    def _check_progress(self) -> None:
+        """Debug: every started job's work done never falls (progress is monotone), and a job that ran
+        on one holding (never preempted or resized) finished no earlier than arrival + ``F · τ_ideal``
+        (its uncontended time on that holding)."""
+        checked = self._checked_done
+        for j in range(self._n):
+            state = self.state[j]
+            if state == PENDING or state == REJECTED or self.start_time[j] != self.start_time[j]:
+                continue
+            total = self._iterations[j] + self._overhead_iters.get(j, 0.0)
+            done = total - (self.remaining_iterations(j) if state == RUNNING else self.remaining[j])
+            before = checked.get(j)
+            if before is not None and done < before - 1e-9 * max(1.0, total):
+                raise InvariantError(f"job {j}: work done fell from {before} to {done} iterations (progress not monotone)")
+            checked[j] = done
+        finished = self._finish_order
+        for k in range(self._checked_finished, len(finished)):
+            j = finished[k]
+            if j in self.preemptions or j in self.resizes or j in self._elastic:
+                continue
+            ideal = self._iterations[j] * self._ideal_tau[j]
+            took = self.finish_time[j] - self._arrival[j]
+            if took < ideal - 1e-9 * max(1.0, ideal):
+                raise InvariantError(f"job {j} finished {took} s after arrival, before its ideal run time {ideal} s")
+        self._checked_finished = len(finished)
 
     def result(self, policy: str = "") -> SimResult:
         """Per-job records of the run so far (unfinished jobs have NaN finish)."""

@@ -271,6 +271,12 @@ class Workload:
             arr.setflags(write=False)
             object.__setattr__(self, key, arr)
         object.__setattr__(self, "profiles", tuple(self.profiles))
+        for key in ("arrival", "weight"):  # NaN/inf would never arrive or poison rewards (and sort checks)
+            values = getattr(self, key)
+            if n and not np.all(np.isfinite(values)):
+                i = int(np.flatnonzero(~np.isfinite(values))[0])
+                raise ConfigError(f"workload {self.name!r}: job {int(self.job_id[i])}: {key} must be a finite number, "
+                                  f"got {float(values[i])!r}")
         if n and np.any(np.diff(self.arrival) < 0):
             raise ConfigError(f"workload {self.name!r}: jobs must be sorted by arrival (use Workload.from_jobs)")
         if n and (self.gpus.min() < 1):

@@ -28,6 +28,7 @@ computes τ once at start (and on resize) and never re-rates. Which model a scen
 
 from __future__ import annotations
 
+import math
 from array import array
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
@@ -129,6 +130,16 @@ def require_architectures(model_name: str, workload: Workload, supported: Sequen
         )
 
 
+def _require_finite(model: str, **fields: Any) -> None:
+    """A model parameter that enters the simulator must be a finite real number: NaN or infinity would
+    make a time per iteration NaN or infinite, and the engine would never reach the job's end (a
+    NaN in ``RARContentionModel(xi2=nan)`` once hung ``step()``). Named error: model and field."""
+    for field_name, value in fields.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(value)):
+            raise ConfigError(f"{model}: {field_name} must be a finite number, got {value!r}")
+
+
 @dataclass(frozen=True)
 class RARContentionModel:
     """Ring-all-reduce with communication contention and per-server overhead (SJF-BCO §4.1).
@@ -158,10 +169,13 @@ class RARContentionModel:
     name: str = "rar"
 
     def __post_init__(self) -> None:
+        _require_finite("RAR model", xi1=self.xi1, xi2=self.xi2, alpha=self.alpha,
+                        reduce_bytes_per_s=self.reduce_bytes_per_s)
         if not (0 < self.xi1 <= 1):
             raise ConfigError(f"RAR model: xi1 must be in (0, 1], got {self.xi1}")
         if self.xi2 < 0 or self.alpha < 0 or self.reduce_bytes_per_s <= 0:
-            raise ConfigError("RAR model: xi2 and alpha must be >= 0 and reduce_bytes_per_s > 0")
+            raise ConfigError("RAR model: xi2 and alpha must be >= 0 and reduce_bytes_per_s > 0, got "
+                              f"xi2={self.xi2!r}, alpha={self.alpha!r}, reduce_bytes_per_s={self.reduce_bytes_per_s!r}")
         if self.degradation not in DEGRADATION_FUNCTIONS:
             raise ConfigError(
                 f"RAR model: unknown degradation {self.degradation!r}; choose one of {sorted(DEGRADATION_FUNCTIONS)}"
@@ -240,8 +254,10 @@ class AllReduceContentionModel:
     name: str = "allreduce"
 
     def __post_init__(self) -> None:
+        _require_finite("all-reduce model", a=self.a, b=self.b, eta=self.eta)
         if self.a < 0 or self.b <= 0 or self.eta < 0:
-            raise ConfigError("all-reduce model: need a >= 0, b > 0, eta >= 0")
+            raise ConfigError(f"all-reduce model: need a >= 0, b > 0, eta >= 0, got a={self.a!r}, b={self.b!r}, "
+                              f"eta={self.eta!r}")
 
     def bind(self, cluster: ClusterSpec, workload: Workload) -> _BoundAllReduce:
         require_architectures(self.name, workload, ("allreduce",))

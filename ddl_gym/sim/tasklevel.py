@@ -66,7 +66,11 @@ Engine (decisions):
   which another job could take one of its GPUs: another job's work becomes ready there and would
   win SRSF at the next task boundary (priorities only fall while a job runs, so a loser keeps
   losing until its own remaining service falls — then it is checked again), or another
-  multi-server job is placed on one of its servers.
+  multi-server job is placed on one of its servers. A zero-length all-reduce (``a = 0``,
+  ``M = 0``) makes an iteration boundary two decision points at one instant; the tasks started at
+  the first are running at the second (a cohort cut there materialises them as running), and a
+  multi-server gang with a zero-length all-reduce is a held gang, never a closed-form one (its GPUs
+  are idle for that instant, where another job's ready work takes them).
 * Compute times are at least 1 ns: a model whose ``t_f`` or ``t_b`` rounds to 0 ns is rejected
   with a :class:`ConfigError` naming the model and the field (a zero-duration task has no place
   in the DAG model, and an iteration of zero time would never let the clock move on).
@@ -110,6 +114,7 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 
+from ddl_gym.sim import checks as _checks
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel
@@ -291,7 +296,8 @@ class TaskLevelSimulator:
         self.rng = rng if rng is not None else np.random.default_rng(0)
         self.gpu_sharing = bool(gpu_sharing)
         self.fast = bool(fast)
-        self.debug = bool(debug)
+        # ``checks.invariant_checks()`` switches every engine built inside it to debug mode.
+        self.debug = bool(debug) or _checks.forced()
         self.probe_defect = bool(probe_defect)
         self.stats = EngineStats()
         # Counters of the run, kept as plain int attributes while it runs (cheap in the compiled
@@ -453,13 +459,19 @@ class TaskLevelSimulator:
         self.held: list[_Cohort | None] = [None] * n  # gang holding its idle GPUs over an all-reduce
         self._restart: list[_Cohort] = []  # held gangs whose next iteration starts in this compute pass
         self._in_compute_pass = False
+        # The latest instant whose first decision point has completed: a later decision point at
+        # the same instant (after a zero-length all-reduce) finds every task boundary at that
+        # instant already decided, i.e. the tasks that started there running (non-preemptive).
+        self._settled_ns: int = -1
         self._loads_key: tuple[int, int, int, int] | None = None
         self._loads: list[int] = []
         # job -> [(cohort, GPU, worker)]: cohorts this job's ready work waits behind (SRSF watch).
         self._watch: dict[int, list[tuple[_Cohort, int, int]]] = {}
         # Closed-form all-reduces need a rule that admits an all-reduce when none runs on its servers.
         self._solo_comm_ok = bool(getattr(comm_admission, "admits_when_idle", False))
-        # Debug records.
+        # Debug records: each job's remaining service and iterations at the last check (monotone).
+        self._checked_R: list[int] = list(self.total_service)
+        self._checked_iters: list[int] = [0] * n
         self._intervals: list[list[tuple[int, int, int]]] | None = (
             [[] for _ in range(self.num_gpus)] if self.debug else None
         )
@@ -663,6 +675,7 @@ class TaskLevelSimulator:
                     self._compute_pass(t)
                 if self.debug:
                     self.check_invariants()
+                self._settled_ns = t
         finally:
             self._n_decision_points += decision_points
             self._flush_stats()
@@ -1431,9 +1444,13 @@ class TaskLevelSimulator:
                 # One server: the all-reduce is free, so whole iterations follow back to back.
                 c.whole = True
                 c.end = origin + iters_left * tc
-            elif self._solo_comm_ok and self._alone_on_servers(job) and not self._has_other_ready(job):
+            elif (self._solo_comm_ok and self._alone_on_servers(job) and not self._has_other_ready(job)
+                    and self.allreduce_ns(job, 1) > 0):
                 # No other multi-server job on its servers, so nobody can contend for its NICs and
                 # its all-reduce is admitted at once with k = 1; no other work waits on its GPUs.
+                # (A zero-length all-reduce, a = 0 and M = 0, is simulated as a held gang instead:
+                # its GPUs are idle for an instant at every iteration boundary, where another job's
+                # ready work takes them, and a closed form with period t_c cannot say so.)
                 c.comm_ns = self.allreduce_ns(job, 1)
                 c.whole = True
                 c.period = tc + c.comm_ns
@@ -1484,7 +1501,8 @@ class TaskLevelSimulator:
                 raise InvariantError(f"held gang of job {c.job} interfered with during the compute pass")
             self._release_held(c, t)
             return
-        at = self._next_decision(c, t, strict)
+        # At a second decision point of an instant its boundary decision has already been taken.
+        at = self._next_decision(c, t, strict or t == self._settled_ns)
         if at >= c.end:
             return  # the cohort ends (and its GPUs decide) by then anyway
         if not c.comm_ns:
@@ -1536,8 +1554,12 @@ class TaskLevelSimulator:
         tf, tc = self.tf[job], self.tc[job]
         size = c.size
         x = t - c.origin
+        # At a second decision point of instant t (after a zero-length all-reduce) the tasks the
+        # cohort started at t have started (the first decision point decided its boundary at t):
+        # materialise them as running, not as ready.
+        settled = t == self._settled_ns
         if self.debug:
-            self._cohort_log_tasks(c, t)
+            self._cohort_log_tasks(c, t, settled)
         self.R[job] = self.R[job] - (size * (self._work(c, x) - c.work0))
         c.active = False
         self.cohorts[job].remove(c)
@@ -1548,9 +1570,9 @@ class TaskLevelSimulator:
         else:
             n, r = 0, x
         g_count = self.G[job]
-        if r == 0 and n > 0:
+        if r == 0 and n > 0 and not settled:
             # A gang's iteration iter0+n-1 ended exactly now (last backward on one server, else
-            # its all-reduce).
+            # its all-reduce). (Settled: its next iteration's forward tasks started now, below.)
             self.iters_done[job] = c.iter0 + n - 1
             self.phase[job] = [SYNC] * g_count
             self.bw_left[job] = 0
@@ -1562,6 +1584,8 @@ class TaskLevelSimulator:
         base = c.origin + n * c.period
         if r < tf:
             self._resume_tasks(c, FW_RUN, base + tf)
+        elif r == tf and settled:
+            self._resume_tasks(c, BW_RUN, base + tc)
         elif r == tf:
             phase = self.phase[job]
             ready = self._ready
@@ -1699,8 +1723,9 @@ class TaskLevelSimulator:
             self._server_tasks_changed(s, True)
         self._need_comm = True
 
-    def _cohort_log_tasks(self, c: _Cohort, t: int) -> None:
-        """Debug: record the compute tasks a cohort ran (intervals) and count those finished by ``t``."""
+    def _cohort_log_tasks(self, c: _Cohort, t: int, settled: bool = False) -> None:
+        """Debug: record the compute tasks a cohort ran (intervals) and count those finished by ``t``
+        (``settled``: including those it started at ``t``, see :meth:`_cohort_materialise`)."""
         job = c.job
         tf, tc = self.tf[job], self.tc[job]
         last_m = (t - c.origin) // c.period if c.whole else 0
@@ -1708,7 +1733,7 @@ class TaskLevelSimulator:
         for m in range(last_m + 1):
             base = c.origin + m * c.period
             for start, end in ((base, base + tf), (base + tf, base + tc)):
-                if start < c.t0 or start >= t:
+                if start < c.t0 or start > t or (start == t and not settled):
                     continue
                 if end <= t:
                     done += 1
@@ -1724,10 +1749,14 @@ class TaskLevelSimulator:
         Always: GPU memory never over-committed (and booked consistently), at most one job per GPU
         without sharing, a busy GPU runs a task of one of its resident jobs, no job placed before
         its arrival, iterations within ``[0, F)`` for running jobs, per-server all-reduce counts
-        consistent. ``final`` (or ``debug`` task records): compute-task intervals on a GPU never
-        overlap, no task before its job's arrival; every job finished its ``F`` iterations and
-        ``2·G·F`` compute tasks.
+        consistent, every job's remaining service never rising and its iterations never falling
+        (progress monotone; the clock's monotony is checked by :meth:`advance` itself). ``final``
+        (or ``debug`` task records): compute-task intervals on a GPU never overlap, no task before
+        its job's arrival; every job finished its ``F`` iterations and ``2·G·F`` compute tasks, no
+        earlier than arrival + its ideal run time. Each call is counted by an open
+        :func:`ddl_gym.sim.checks.invariant_checks` session.
         """
+        _checks.count()
         cap = self.cluster.gpu_memory_mb
         for g in range(self.num_gpus):
             used = sum(self.mem_mb[j] for j, _ in self.residents[g])
@@ -1749,6 +1778,13 @@ class TaskLevelSimulator:
         if counts != self.comm_count:
             raise InvariantError(f"per-server all-reduce counts {self.comm_count} disagree with running tasks {counts}")
         for j in range(self.num_jobs):
+            r = self.remaining_service(j)
+            if r > self._checked_R[j] or self.iters_done[j] < self._checked_iters[j]:
+                raise InvariantError(f"job {j}: remaining service rose from {self._checked_R[j]} to {r} ns or "
+                                     f"iterations fell from {self._checked_iters[j]} to {self.iters_done[j]} "
+                                     "(progress not monotone)")
+            self._checked_R[j] = r
+            self._checked_iters[j] = self.iters_done[j]
             if self.state[j] in (RUNNING, DONE):
                 if self.placed_ns[j] < self.arrival_ns[j]:
                     raise InvariantError(f"job {j} placed at {self.placed_ns[j]} before arrival {self.arrival_ns[j]}")
@@ -1779,6 +1815,13 @@ class TaskLevelSimulator:
                 raise InvariantError(f"job {j}: {self.tasks_done[j]} compute tasks, expected {expected}")
             if self._intervals is not None and logged[j] != expected:
                 raise InvariantError(f"job {j}: {logged[j]} task intervals recorded, expected {expected}")
+            # No faster than alone: F iterations of t_c, plus an uncontended all-reduce each across
+            # servers (re-rating rounds each end up: 1 ns of slack per iteration; the probe defect
+            # speeds transfers up, so the bound does not hold there).
+            ideal = self.F[j] * (self.tc[j] + (self.allreduce_ns(j, 1) if self.multi[j] else 0))
+            if not self.probe_defect and self.finish_ns[j] - self.arrival_ns[j] < ideal - self.F[j]:
+                raise InvariantError(f"job {j} finished {self.finish_ns[j] - self.arrival_ns[j]} ns after arrival, "
+                                     f"before its ideal run time {ideal} ns")
 
     def task_intervals(self) -> list[list[tuple[float, float, int]]]:
         """Debug mode: per GPU, the ``(start_s, end_s, job)`` of every compute task (gangs included)."""

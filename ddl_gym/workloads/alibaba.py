@@ -81,15 +81,21 @@ _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def default_alibaba_path(file: str = POD_FILE) -> Path:
-    """Where the loaders look when no path is given.
+    """Where the loaders look when no path is given (:func:`ddl_gym.workloads.tracedata.locate`).
 
     Returns:
         The first existing candidate: ``$DDL_GYM_TRACES/alibaba-gpu-v2023/<file>``,
-        ``$DDL_GYM_TRACES/<file>``, ``<repo>/../shared/traces/alibaba-gpu-v2023/<file>``.
+        ``$DDL_GYM_TRACES/<file>``, ``<checkout>/../shared/traces/alibaba-gpu-v2023/<file>``.
 
     Raises:
-        ConfigError: if none exists (the trace is not bundled: no licence to redistribute it).
+        ConfigError: if none exists (the trace is not bundled: no licence to redistribute it); one
+        line naming the file, ``DDL_GYM_TRACES`` and the source.
     """
+    from ddl_gym.workloads.tracedata import locate
+
+    keys = {POD_FILE: "alibaba-pods", NODE_FILE: "alibaba-nodes"}
+    if file in keys:
+        return locate(keys[file])
     candidates: list[Path] = []
     env = os.environ.get("DDL_GYM_TRACES")
     if env:
@@ -114,18 +120,19 @@ def _resolve(path: str | os.PathLike[str] | None, file: str) -> Path:
 
 def _read(path: Path, columns: tuple[str, ...], what: str, drop_malformed: bool) -> _Rows:
     """Split the file into validated string columns; the header must name every column in ``columns``."""
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read {what} ({getattr(exc, 'strerror', None) or exc})") from None
+    from ddl_gym.workloads.csv_io import read_text_lines
+
+    lines = read_text_lines(path, what)
     first = next((k for k, line in enumerate(lines) if line.strip()), None)
     if first is None:
         raise ConfigError(f"{path}: line 1: empty file; expected a header with {', '.join(columns)}")
     header = [c.strip() for c in lines[first].split(",")]
     missing = [c for c in columns if c not in header]
     if missing:
+        from ddl_gym.workloads.csv_io import header_hint
+
         raise ConfigError(f"{path}: line {first + 1}: column {missing[0]!r}: missing from the header of this "
-                          f"{what} (have {', '.join(header)}; need {', '.join(columns)})")
+                          f"{what} ({header_hint(header, missing)}need {', '.join(columns)})")
     return _Rows(path, lines, first + 1, header, drop_malformed)
 
 

@@ -69,8 +69,14 @@ class AOnlineSetup:
     worker_time_range: tuple[float, float] = (0.001, 0.05)  # v_jm, slots
 
     def __post_init__(self) -> None:
-        if self.num_jobs < 1 or self.horizon < 1 or self.servers < 1:
-            raise ConfigError("A-Online setup: num_jobs, horizon and servers must be >= 1")
+        from ddl_gym.bounds import check_int
+
+        check_int(self.num_jobs, 1, 10_000, "A-Online setup: num_jobs")
+        check_int(self.horizon, 1, 100_000, "A-Online setup: horizon")
+        check_int(self.servers, 1, 100_000, "A-Online setup: servers")
+        check_int(self.worker_types, 1, 1_000, "A-Online setup: worker_types")
+        check_int(self.ps_types, 1, 1_000, "A-Online setup: ps_types")
+        check_int(self.max_baseline_workers, 1, 100_000, "A-Online setup: max_baseline_workers")
         if self.arch not in ("ps", "allreduce_elastic"):
             raise ConfigError(f"A-Online setup: arch must be 'ps' or 'allreduce_elastic', got {self.arch!r}")
         if self.speed_model not in ("independent", "gpu_scaled"):
@@ -217,6 +223,10 @@ def _define_scenario_class():
             """The same scenario with some :class:`AOnlineSetup` fields changed (sweeps)."""
             return replace(self, setup=replace(self.setup, **changes), name=name or self.name)
 
+    # Defined inside a function (Scenario is imported late: ddl_gym.scenarios imports this module), but
+    # named as the module-level class it is bound to, so that pickle and copy.deepcopy find it.
+    AOnlineScenario.__qualname__ = "AOnlineScenario"
+    AOnlineScenario.__module__ = __name__
     return AOnlineScenario
 
 

@@ -123,6 +123,10 @@ class RecurringWindowSource:
     scope: str = "user"
     label: str = "asrpt"
 
+    def trace_data(self) -> list[str]:
+        """Keys of :data:`ddl_gym.workloads.tracedata.TRACE_DATA` this source needs (the Philly gaps)."""
+        return ["philly-rfold"]
+
     def __call__(self, rng: np.random.Generator, cluster: ClusterSpec) -> Workload:
         trace = generate_recurring_trace(self.spec)
         n_train, predicted = trace_predictions(self.spec, self.predictor, self.scope)

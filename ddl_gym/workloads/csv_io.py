@@ -163,6 +163,8 @@ def read_text_lines(path: PathLike, what: str = "workload CSV") -> list[str]:
             return [line.rstrip("\r\n") for line in _bounded_lines(path, handle, MAX_FILE_BYTES, MAX_LINE_CHARS)]
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except (OSError, EOFError) as exc:  # a truncated or corrupt .gz
+            raise ConfigError(f"{path}: cannot read {what} ({getattr(exc, 'strerror', None) or type(exc).__name__})") from None
 
 
 def _records(path: PathLike, reader: Iterator[list[str]]) -> Iterator[list[str]]:
@@ -191,18 +193,35 @@ def _open_text(path: PathLike, what: str = "workload CSV") -> TextIO:
                           f"{what}; split it or raise ddl_gym.workloads.csv_io.MAX_FILE_BYTES")
     try:
         # utf-8-sig: a leading byte-order mark (Excel's "CSV UTF-8") is dropped, not read as part of 'job_id'.
+        if str(path).endswith(".gz"):  # the bundled traces (ddl_gym/workloads/tracedata.py); limits apply to the text
+            from ddl_gym.workloads.tracedata import open_text
+
+            return open_text(path)
         return open(path, newline="", encoding="utf-8-sig")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot open {what} ({exc.strerror or exc})") from None
 
 
+def header_hint(header: list[str], missing: list[str]) -> str:
+    """``"header has N columns; did you mean ..."`` without echoing the line: only header names close to a
+    missing column are shown (a file that is not a table, e.g. a private text, is never quoted)."""
+    import difflib
+
+    close = []
+    for name in missing:
+        match = difflib.get_close_matches(name, [h for h in header if 0 < len(h) <= 64], n=1, cutoff=0.6)
+        if match:
+            close.append(f"{match[0]!r} for {name!r}")
+    hint = f"; did you mean {', '.join(close)}" if close else ""
+    return f"the first line has {len(header)} comma-separated field(s){hint}; "
+
+
 def _check_header(path: PathLike, header: list[str], header_line: int) -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
-        shown = ", ".join(header[:20]) + (f", ... ({len(header)} columns)" if len(header) > 20 else "")
         raise ConfigError(
             f"{path}: line {header_line}: column {missing[0]!r}: missing required column "
-            f"(header has {shown}; required: {', '.join(REQUIRED_COLUMNS)})"
+            f"({header_hint(header, missing)}required: {', '.join(REQUIRED_COLUMNS)})"
         )
     dupes = sorted({c for c in header if header.count(c) > 1 and c})
     if dupes:

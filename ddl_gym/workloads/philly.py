@@ -32,8 +32,9 @@ Mapping to a :class:`~ddl_gym.sim.model.Workload` (assumptions, stated once here
 * ``job_id`` = RFold's ``job id``; for the Pollux table, the 0-based data-row index in the file.
 
 Trace location (when ``path`` is None): ``$DDL_GYM_TRACES`` (a traces folder holding
-``philly/``, or the ``philly/`` folder itself), else ``../shared/traces`` next to the repository
-root, else — for the RFold table only — the bundled 500-job sample ``ddl_gym/data/philly_sample.csv``.
+``philly/``, or the ``philly/`` folder itself), else the bundled full tables
+``ddl_gym/data/philly_{rfold,pollux}_jobs.csv.gz`` (:mod:`ddl_gym.workloads.tracedata`). The
+500-job sample ``ddl_gym/data/philly_sample.csv`` is never a fallback; pass it as ``path``.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ RFOLD_COLUMNS: tuple[str, ...] = ("job id", "arrival time (sec)", "topology", "s
 POLLUX_COLUMNS: tuple[str, ...] = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
 #: The bundled sample: 500 consecutive RFold rows (job ids 80000–80499), unmodified.
 SAMPLE_PATH: Path = Path(__file__).resolve().parent.parent / "data" / "philly_sample.csv"
-_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 Table = Literal["rfold", "pollux"]
 
@@ -69,30 +69,19 @@ def default_trace_path(table: Table = "rfold") -> Path:
         table: ``"rfold"`` or ``"pollux"``.
 
     Returns:
-        The first existing candidate: ``$DDL_GYM_TRACES/philly/<file>``,
-        ``$DDL_GYM_TRACES/<file>``, ``<repo>/../shared/traces/philly/<file>``, else (RFold only)
-        the bundled sample.
+        :func:`ddl_gym.workloads.tracedata.locate`'s answer: ``$DDL_GYM_TRACES/philly/<file>``
+        (or ``$DDL_GYM_TRACES/<file>``), else the bundled full table
+        ``ddl_gym/data/<file>.gz`` (both tables are bundled, CC BY 4.0). Never the 500-job sample
+        (:data:`SAMPLE_PATH`), which is read only when passed as ``path``.
 
     Raises:
-        ConfigError: if ``table`` is unknown, or no Pollux table is found.
+        ConfigError: if ``table`` is unknown, or (in an install without the data folder) no copy is found.
     """
     if table not in TRACE_FILES:
         raise ConfigError(f"table: must be one of {sorted(TRACE_FILES)}, got {table!r}")
-    name = TRACE_FILES[table]
-    candidates: list[Path] = []
-    env = os.environ.get("DDL_GYM_TRACES")
-    if env:
-        candidates += [Path(env) / "philly" / name, Path(env) / name]
-    candidates.append(_REPO_ROOT.parent / "shared" / "traces" / "philly" / name)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    if table == "rfold":
-        return SAMPLE_PATH
-    raise ConfigError(
-        f"Philly {table} table not found (looked at {', '.join(str(c) for c in candidates)}); set "
-        "DDL_GYM_TRACES to the traces folder or pass path="
-    )
+    from ddl_gym.workloads.tracedata import locate
+
+    return locate(f"philly-{table}")
 
 
 def _split_lines(path: Path) -> list[str]:
@@ -157,8 +146,10 @@ class _Rows:
 
     def column(self, name: str) -> np.ndarray:
         if name not in self.columns:
+            from ddl_gym.workloads.csv_io import header_hint
+
             raise ConfigError(f"{self.path}: line {self.header_line}: column {name!r}: missing from the "
-                              f"header (have {', '.join(self.columns)})")
+                              f"header ({header_hint(list(self.columns), [name]).rstrip('; ')})")
         return self.columns[name]
 
     def numeric(self, name: str, *, integer: bool = False, minimum: float = 0.0,

@@ -57,6 +57,7 @@ from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import make_performance_model
 from ddl_gym.sim.perf_ps import MODES, OVERLAP_MODELS, SMDProfile, overlap_coefficients
+from ddl_gym.workloads.smd_jobs import MAX_PS_JOBS
 from ddl_gym.workloads.smd_jobs import (
     GBPS, INSTANCE, MB, PS_PLACEHOLDER_MODEL, RESOURCE_UNIT, SMD_RESOURCES, SMDJobSource, pooled_cluster,
 )
@@ -75,6 +76,10 @@ def is_ps_scenario(data: Mapping[str, Any]) -> bool:
         (isinstance(workload, dict) and workload.get("kind") in _WORKLOAD_KINDS)
 
 
+#: Largest number a PS scenario file may give (any key): keeps every product of them finite.
+MAX_NUMBER = 1e15
+
+
 class _Errors:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -83,7 +88,7 @@ class _Errors:
         return ConfigError(f"{self.path}: {key}: {msg}")
 
     def number(self, table: Mapping[str, Any], key: str, where: str, *, default: Any = None, positive: bool = False,
-               integer: bool = False) -> float:
+               integer: bool = False, high: float = MAX_NUMBER) -> float:
         value = table.get(key, default)
         if value is None:
             raise self(f"{where}{key}", "required")
@@ -91,6 +96,8 @@ class _Errors:
             raise self(f"{where}{key}", f"must be a number, got {value!r}")
         if value < 0 or (positive and value <= 0):
             raise self(f"{where}{key}", f"must be {'> 0' if positive else '>= 0'}, got {value!r}")
+        if value > high:
+            raise self(f"{where}{key}", f"must be at most {high:,g}, got {value!r}")
         if integer and value != int(value):
             raise self(f"{where}{key}", f"must be a whole number, got {value!r}")
         return float(value)
@@ -237,7 +244,8 @@ def load_ps_scenario(path: Path, data: Mapping[str, Any]) -> Scenario:
         if overlap not in OVERLAP_MODELS:
             raise err("workload.overlap", f"must be one of {OVERLAP_MODELS}, got {overlap!r}")
         source: Any = SMDJobSource(
-            mode=mode, num_jobs=int(err.number(wl, "num_jobs", "workload.", default=50, positive=True, integer=True)),
+            mode=mode, num_jobs=int(err.number(wl, "num_jobs", "workload.", default=50, positive=True, integer=True,
+                                               high=MAX_PS_JOBS)),
             overlap=overlap,
             time_scale=err.number(wl, "time_scale", "workload.", positive=True) if "time_scale" in wl else None,
             time_scale_factor=err.number(wl, "time_scale_factor", "workload.", default=1.0, positive=True), name=name)

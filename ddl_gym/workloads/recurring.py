@@ -94,6 +94,17 @@ class RecurringSpec:
     eq6: str = "reconstructed"
 
     def __post_init__(self) -> None:
+        from ddl_gym.bounds import check_float, check_int
+
+        for name, high in (("num_jobs", 10**7), ("num_users", 10**7), ("max_group_size", 10**6), ("max_gpus", 4096),
+                           ("gpus_per_server", 1024)):
+            check_int(getattr(self, name), 1, high, f"recurring trace: {name}")
+        for name, low, high, open_low in (("user_zipf", 0.0, 100.0, False), ("group_size_exponent", 0.0, 100.0, True),
+                                          ("group_spread", 0.0, 1e6, False), ("sigma", 0.0, 100.0, False),
+                                          ("max_duration_s", 0.0, 1e9, True), ("iteration_scale", 0.0, 1e6, True),
+                                          ("inter_bandwidth", 0.0, 1e15, True), ("intra_bandwidth", 0.0, 1e15, True),
+                                          ("memory_bytes", 0.0, 1e15, True)):
+            check_float(getattr(self, name), low, high, f"recurring trace: {name}", low_open=open_low)
         if self.num_jobs < 1 or self.num_users < 1 or self.max_group_size < 1:
             raise ConfigError("recurring trace: num_jobs, num_users and max_group_size must be >= 1")
         for name in ("single_gpu_share", "deterministic_share", "repeat_prob"):

@@ -125,6 +125,10 @@ def smd_time_scale(mode: str, overlap: str = "wait-free") -> float:
     return float(np.median(times)) / CALIBRATION_TARGET_PI
 
 
+#: Most jobs of an SMD interval (the paper's §V uses 50; Alg. 1-2 and the MKP grow with the count).
+MAX_PS_JOBS = 10_000
+
+
 @dataclass(frozen=True)
 class SMDJobSource:
     """Scenario workload source: one interval of :func:`draw_smd_jobs` jobs.
@@ -144,6 +148,14 @@ class SMDJobSource:
     time_scale: float | None = None
     time_scale_factor: float = 1.0
     name: str = "smd"
+
+    def __post_init__(self) -> None:
+        from ddl_gym.bounds import check_float, check_int
+
+        check_int(self.num_jobs, 1, MAX_PS_JOBS, "SMD num_jobs")
+        check_float(self.time_scale_factor, 0.0, 1e6, "SMD time_scale_factor", low_open=True)
+        if self.time_scale is not None:
+            check_float(self.time_scale, 0.0, 1e12, "SMD time_scale", low_open=True)
 
     def resolved_time_scale(self) -> float:
         base = self.time_scale if self.time_scale is not None else smd_time_scale(self.mode, self.overlap)

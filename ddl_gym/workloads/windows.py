@@ -144,10 +144,9 @@ def trace_table(trace: str, path: str | None = None, table: str | None = None, s
             file = file / ("philly_pollux_jobs.csv" if table == "pollux" else "philly_rfold_jobs.csv")
         if not file.is_file():
             raise ConfigError(f"{file}: Philly trace not found")
-        try:
-            detected = _detect(file, file.read_text(encoding="utf-8-sig").splitlines()[:50])[0]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{file}: cannot read Philly trace ({exc})") from None
+        from ddl_gym.workloads.tracedata import read_lines
+
+        detected = _detect(file, read_lines(file, 50))[0]
         if split != "all":
             cut = _philly_cut_seconds(file, detected, str(split_at or PHILLY_EVAL_START))
             start, end = (None, cut) if split == "train" else (cut, None)
@@ -192,6 +191,8 @@ class TraceWindowSource:
         split_at: moves the train/eval cut (Philly: a time string; Alibaba: trace seconds).
         models: zoo names for the per-job profile draw (default: Ada-SRSF Table III).
         performance_model: the scenario's model, used to turn durations into iterations.
+        allow_fewer: when fewer than ``num_jobs`` jobs of the split fit the cluster, run them all with
+            a warning; by default (False) that is a ConfigError naming the file and both counts.
     """
 
     trace: str = "philly"
@@ -204,6 +205,7 @@ class TraceWindowSource:
     split_at: str | float | None = None
     models: tuple[str, ...] = TABLE_III
     performance_model: Any = field(default=None, compare=True)
+    allow_fewer: bool = False
 
     def __post_init__(self) -> None:
         if self.trace not in TRACES:
@@ -219,6 +221,12 @@ class TraceWindowSource:
         if self.trace == "alibaba" and self.table is not None:
             raise ConfigError("table: only for trace 'philly'")
 
+    def trace_data(self) -> list[str]:
+        """Keys of :data:`ddl_gym.workloads.tracedata.TRACE_DATA` this source needs (none for a given path)."""
+        if self.path is not None:
+            return []
+        return [f"philly-{self.table or 'rfold'}"] if self.trace == "philly" else ["alibaba-pods"]
+
     def trace_files(self) -> list[str]:
         """The file this source reads (for the evaluation cache's content fingerprint)."""
         return [self.table_data().path]
@@ -232,7 +240,14 @@ class TraceWindowSource:
         fits = np.flatnonzero(data.gpus <= cluster.num_gpus)
         if fits.size == 0:
             raise ConfigError(f"{data.path}: no job of split {self.split!r} fits a cluster of {cluster.num_gpus} GPUs")
-        if fits.size <= self.num_jobs:
+        if fits.size < self.num_jobs:
+            message = (f"{data.path}: split {self.split!r} has {fits.size} job(s) that fit a cluster of "
+                       f"{cluster.num_gpus} GPUs, fewer than num_jobs = {self.num_jobs}")
+            if not self.allow_fewer:
+                raise ConfigError(message + "; lower num_jobs or set allow_fewer = true to run them all")
+            _warn_fewer(message + " (allow_fewer: running them all)")
+            return fits
+        if fits.size == self.num_jobs:
             return fits
         first = int(rng.integers(0, fits.size - self.num_jobs + 1))
         return fits[first : first + self.num_jobs]
@@ -248,6 +263,16 @@ class TraceWindowSource:
         return Workload(job_id=data.job_id[rows], arrival=arrival, gpus=data.gpus[rows], iterations=iterations,
                         model_index=model_index, models=profiles,
                         name=f"{data.label}[{int(rows[0])}:{int(rows[-1]) + 1}]")
+
+
+_WARNED_FEWER: set[str] = set()
+
+
+def _warn_fewer(message: str) -> None:
+    """Warn once per message (every episode of a short file would repeat it)."""
+    if message not in _WARNED_FEWER:
+        _WARNED_FEWER.add(message)
+        warnings.warn(message, stacklevel=3)
 
 
 # ---------------------------------------------------------------------------- load calibration
@@ -302,7 +327,7 @@ def calibrate_time_scale(source: TraceWindowSource, num_gpus: int, target: float
 
 # ---------------------------------------------------------------------------- scenario files
 _FILE_KEYS: tuple[str, ...] = ("kind", "path", "table", "num_jobs", "split", "split_at", "time_scale",
-                               "fractional", "models")
+                               "fractional", "models", "allow_fewer")
 
 
 def window_source_from_config(kind: str, cfg: dict[str, Any], base: Path, performance_model: Any,
@@ -310,7 +335,7 @@ def window_source_from_config(kind: str, cfg: dict[str, Any], base: Path, perfor
     """The source of a scenario file's ``[workload]`` table with ``kind = "philly-slice"`` / ``"alibaba-slice"``.
 
     Keys: ``path`` (relative to the scenario file; default: the trace's default location),
-    ``num_jobs`` (160), ``split`` (``"all"``), ``split_at``, ``time_scale`` (1.0), ``table``
+    ``num_jobs`` (160; fewer jobs in the split is an error unless ``allow_fewer = true``), ``split`` (``"all"``), ``split_at``, ``time_scale`` (1.0), ``table``
     (Philly), ``fractional`` (Alibaba), ``models`` (list of zoo names). ``err`` is the scenario
     file's error builder (:class:`ddl_gym.scenarios._FileErrors`): every problem is one line
     ``<file>: workload.<key>: <problem>``, an unknown key names the nearest allowed one.
@@ -335,6 +360,10 @@ def window_source_from_config(kind: str, cfg: dict[str, Any], base: Path, perfor
     for key, choices in (("split", SPLITS), ("table", ("rfold", "pollux")), ("fractional", FRACTIONAL_MODES)):
         if key in cfg:
             params[key] = _as_str(err, f"workload.{key}", cfg[key], choices)
+    if "allow_fewer" in cfg:
+        if not isinstance(cfg["allow_fewer"], bool):
+            raise err("workload.allow_fewer", f"must be true or false, got {type(cfg['allow_fewer']).__name__}")
+        params["allow_fewer"] = cfg["allow_fewer"]
     if "split_at" in cfg:
         if trace == "philly":
             params["split_at"] = _as_str(err, "workload.split_at", cfg["split_at"])
