@@ -119,19 +119,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", action="append", required=True, metavar="TASK=PATH",
                         help="a task and its agent zip (repeatable)")
+    parser.add_argument("--reference", action="append", default=[], metavar="TASK=POLICY",
+                        help="the task's best reference as chosen on its validation seeds (docs/suite.md's cards); "
+                             "default: choose it again here on the validation seeds")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--write", help="write the Markdown board here (and a .json beside it)")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")
+    references = _pairs(parser, args.reference, "--reference")
     rows = []
     for item in args.agent:
         task, sep, path = item.partition("=")
         if not sep or not path:
             parser.error(f"--agent takes TASK=PATH, got {item!r}")
-        rows.append(score_agent(task, path, workers=args.workers))
+        rows.append(score_agent(task, path, workers=args.workers, reference=references.get(task)))
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)
-    command = "python -m ddl_gym.agents.suite_eval " + " ".join(f"--agent {a}" for a in args.agent)
+    command = "python -m ddl_gym.agents.suite_eval " + " ".join(
+        [f"--agent {a}" for a in args.agent] + [f"--reference {r}" for r in args.reference])
     text = board_markdown(rows, command + (f" --write {args.write}" if args.write else ""))
     print(text)
     if args.write:
@@ -140,6 +145,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.write_text(text)
         out.with_suffix(".json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
     return 0
+
+
+def _pairs(parser: argparse.ArgumentParser, items: Sequence[str], option: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            parser.error(f"{option} takes TASK=VALUE, got {item!r}")
+        out[key] = value
+    return out
 
 
 if __name__ == "__main__":

@@ -84,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bc-epochs", type=int, default=20)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--ent-coef", type=float, default=0.003)
+    parser.add_argument("--clip-range", type=float, default=0.1)
+    parser.add_argument("--n-epochs", type=int, default=5)
     parser.add_argument("--validate-every", type=int, default=20_000, help="environment steps between validations")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--preset", help="a YAML file (or a name in agents/presets/) whose keys set these defaults")
@@ -92,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if first.preset:
         parser.set_defaults(**_preset_defaults(parser, first.preset))
     args = parser.parse_args(argv)
-    for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every"):
+    for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
 
@@ -122,8 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
     model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=0.95,
-                        learning_rate=args.learning_rate, n_steps=256, batch_size=512, n_epochs=5,
-                        ent_coef=args.ent_coef, clip_range=0.1, vf_coef=0.5, max_grad_norm=0.5,
+                        learning_rate=args.learning_rate, n_steps=256, batch_size=512, n_epochs=args.n_epochs,
+                        ent_coef=args.ent_coef, clip_range=args.clip_range, vf_coef=0.5, max_grad_norm=0.5,
                         policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]},
                                        "activation_fn": torch.nn.Tanh})
 
@@ -203,7 +205,8 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
         "action_n": int(env.action_space.n), "window": int(base.window), "placements": list(base.placement_names),
         "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": score,
         "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
-                   "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "seed": args.seed},
+                   "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "clip_range": args.clip_range,
+                   "n_epochs": args.n_epochs, "seed": args.seed},
         "vecnormalize": "agent.vecnormalize.pkl",
     }
     model.save(out / "agent.zip")
