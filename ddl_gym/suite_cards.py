@@ -16,6 +16,8 @@ Per task (protocol of :mod:`ddl_gym.suite`):
 * **LP bound** — :func:`ddl_gym.sim.lower_bound.lower_bound` per test episode (mean), and
   **LP headroom** — per test seed ``(best reference avg JCT − LP bound) / LP bound``, mean ± 95 % CI.
   A learned scheduler cannot gain more than this over the best reference.
+* where the best reference **preempts** (``las``, ``gittins``: the ``DDLCluster`` envs' agents only
+  start jobs), the best non-preemptive reference on the validation seeds and its test figures too.
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ class TaskCard:
     headroom_per_seed: tuple[float, ...]
     best_jct_per_seed: tuple[float, ...] = ()
     lp_bound_per_seed: tuple[float, ...] = ()
+    #: when the best reference preempts (the env's agents only start jobs): the best non-preemptive one
+    nonpreemptive_reference: str = ""
+    nonpreemptive_jct_s: float = math.nan
+    nonpreemptive_headroom: float = math.nan
+    nonpreemptive_headroom_ci: float = math.nan
 
 
 def _episode(job: tuple[str, str, int]) -> dict[str, float]:
@@ -127,6 +134,14 @@ def task_card(task: Task, *, validation_seeds: Sequence[int] | None = None, test
     head = (jct - lp) / lp
     jct_mean, jct_ci, _ = mean_ci(jct)
     head_mean, head_ci, _ = mean_ci(head)
+    np_ref, np_jct, np_head, np_ci = "", math.nan, math.nan, math.nan
+    if preempts(best):
+        candidates = [p for p in task.references if not preempts(p)]
+        if candidates:
+            np_ref = min(candidates, key=lambda p: (means[p], task.references.index(p)))
+            np_runs = np.array([r["avg_jct_s"] for r in _map(_episode, [(task.scenario, np_ref, s) for s in test], workers)])
+            np_jct = float(np_runs.mean())
+            np_head, np_ci, _ = mean_ci((np_runs - lp) / lp)
     return TaskCard(
         task=task.name, tier=task.tier, best_reference=best, validation_jct_s=means, validation_seeds=tuple(val),
         test_seeds=tuple(test), best_jct_s=jct_mean, best_jct_ci_s=jct_ci, lp_bound_s=float(lp.mean()),
@@ -137,11 +152,21 @@ def task_card(task: Task, *, validation_seeds: Sequence[int] | None = None, test
         spread_share=float(np.mean([b["spread_share"] for b in bounds])),
         headroom_per_seed=tuple(float(h) for h in head),
         best_jct_per_seed=tuple(float(x) for x in jct), lp_bound_per_seed=tuple(float(x) for x in lp),
+        nonpreemptive_reference=np_ref, nonpreemptive_jct_s=np_jct, nonpreemptive_headroom=np_head,
+        nonpreemptive_headroom_ci=np_ci,
     )
 
 
+def preempts(policy: str) -> bool:
+    """Whether the reference ``policy`` declares the engine's ``preempt`` capability."""
+    from ddl_gym.harness import load_policy_spec
+
+    return "preempt" in (getattr(load_policy_spec(policy), "capabilities", None) or ())
+
+
 def cards_json(cards: Sequence[TaskCard], command: str) -> str:
-    """Every card field as JSON (``{"suite_version", "command", "cards": {task: {...}}}``)."""
+    """Every card field as JSON (``{"suite_version", "command", "cards": {task: {...}}}``); a figure that does
+    not apply (no non-preemptive alternative needed) is written as ``NaN``, which :func:`json.loads` reads."""
     from dataclasses import asdict
 
     body = {"suite_version": SUITE_VERSION, "command": command, "cards": {c.task: asdict(c) for c in cards}}
@@ -227,6 +252,14 @@ def definitions_table(tasks: Sequence[Task] = TASKS) -> str:
     return "\n".join(lines)
 
 
+def _preemptive_note(cards: Sequence[TaskCard]) -> list[str]:
+    notes = [f"`{c.task}`: the best reference `{c.best_reference}` preempts, which a `DDLCluster` agent cannot; the "
+             f"best non-preemptive reference (validation) is `{c.nonpreemptive_reference}`: avg JCT "
+             f"{c.nonpreemptive_jct_s:.0f} s on the test seeds, LP headroom {100 * c.nonpreemptive_headroom:+.1f}% ± "
+             f"{100 * c.nonpreemptive_headroom_ci:.1f}%." for c in cards if c.nonpreemptive_reference]
+    return [" ".join(notes), ""] if notes else []
+
+
 def suite_markdown(cards: Sequence[TaskCard], command: str, quick: bool = False) -> str:
     """The whole ``docs/suite.md``."""
     tiers = {tier: [c.task for c in cards if c.tier == tier] for tier in TIERS}
@@ -244,6 +277,7 @@ def suite_markdown(cards: Sequence[TaskCard], command: str, quick: bool = False)
         "utilisation and contention share are the best reference's; offered load and the share of jobs larger "
         "than a server are properties of the episodes.", "",
         card_table(cards), "",
+        *_preemptive_note(cards),
         f"Realistic tasks with LP headroom ≥ 20 %: {len(rich)} ({', '.join(f'`{t}`' for t in rich) or 'none'}). "
         + "; ".join(f"{tier}: {len(names)}" for tier, names in tiers.items()) + " tasks.", "",
         "## Validation means of every reference (avg JCT, s)", "",

@@ -112,7 +112,7 @@ def test_docs_suite_definitions_regenerate_identically():
 def test_committed_cards_json_matches_the_markdown_and_the_bound():
     """docs/suite.json (written with docs/suite.md) has a card per task, the same best references as the
     table, and per-seed figures from which its headroom follows; no best reference is below its LP bound."""
-    from ddl_gym.suite_cards import DEFAULT_JSON, load_cards
+    from ddl_gym.suite_cards import DEFAULT_JSON, load_cards, preempts
 
     cards = load_cards(DEFAULT_JSON)
     assert list(cards) == [t.name for t in TASKS]
@@ -123,6 +123,11 @@ def test_committed_cards_json_matches_the_markdown_and_the_bound():
         jct, lp = np.array(card.best_jct_per_seed), np.array(card.lp_bound_per_seed)
         assert len(jct) == len(get_task(name).test_seeds) and np.all(jct >= lp)
         assert card.headroom == pytest.approx(float(np.mean((jct - lp) / lp)))
+        if preempts(card.best_reference):  # the env's agents cannot preempt: a non-preemptive one is named too
+            assert card.nonpreemptive_reference and not preempts(card.nonpreemptive_reference)
+            assert card.nonpreemptive_jct_s >= float(np.mean(lp))
+        else:
+            assert card.nonpreemptive_reference == ""
 
 
 def test_quick_card_is_deterministic_and_never_below_the_bound():
