@@ -1,8 +1,10 @@
 """Cards of the task suite: measured figures per task and the generated ``docs/suite.md``.
 
 ``python -m ddl_gym.suite_cards --write docs/suite.md`` (or ``ddl-gym scenarios --stats --suite
---write docs/suite.md``) regenerates the file; ``--quick`` uses the first 2 validation and 3 test
-seeds (for smoke runs; the committed file is the full protocol).
+--write docs/suite.md``) regenerates the file and, next to it, ``docs/suite.json`` (every card field,
+per-seed figures included: :func:`load_cards` reads it, e.g. for the learning side's comparisons);
+``--quick`` uses the first 2 validation and 3 test seeds (for smoke runs; the committed files are
+the full protocol).
 
 Per task (protocol of :mod:`ddl_gym.suite`):
 
@@ -14,11 +16,14 @@ Per task (protocol of :mod:`ddl_gym.suite`):
 * **LP bound** — :func:`ddl_gym.sim.lower_bound.lower_bound` per test episode (mean), and
   **LP headroom** — per test seed ``(best reference avg JCT − LP bound) / LP bound``, mean ± 95 % CI.
   A learned scheduler cannot gain more than this over the best reference.
+* where the best reference **preempts** (``las``, ``gittins``: the ``DDLCluster`` envs' agents only
+  start jobs), the best non-preemptive reference on the validation seeds and its test figures too.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -32,6 +37,7 @@ from ddl_gym.suite import SUITE_VERSION, TASKS, TIERS, Task, get_task
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DOC = REPO_ROOT / "docs" / "suite.md"
+DEFAULT_JSON = DEFAULT_DOC.with_suffix(".json")
 DEFINITIONS_BEGIN = "<!-- suite definitions: begin -->"
 DEFINITIONS_END = "<!-- suite definitions: end -->"
 
@@ -56,6 +62,13 @@ class TaskCard:
     offered_load: float
     spread_share: float
     headroom_per_seed: tuple[float, ...]
+    best_jct_per_seed: tuple[float, ...] = ()
+    lp_bound_per_seed: tuple[float, ...] = ()
+    #: when the best reference preempts (the env's agents only start jobs): the best non-preemptive one
+    nonpreemptive_reference: str = ""
+    nonpreemptive_jct_s: float = math.nan
+    nonpreemptive_headroom: float = math.nan
+    nonpreemptive_headroom_ci: float = math.nan
 
 
 def _episode(job: tuple[str, str, int]) -> dict[str, float]:
@@ -121,6 +134,14 @@ def task_card(task: Task, *, validation_seeds: Sequence[int] | None = None, test
     head = (jct - lp) / lp
     jct_mean, jct_ci, _ = mean_ci(jct)
     head_mean, head_ci, _ = mean_ci(head)
+    np_ref, np_jct, np_head, np_ci = "", math.nan, math.nan, math.nan
+    if preempts(best):
+        candidates = [p for p in task.references if not preempts(p)]
+        if candidates:
+            np_ref = min(candidates, key=lambda p: (means[p], task.references.index(p)))
+            np_runs = np.array([r["avg_jct_s"] for r in _map(_episode, [(task.scenario, np_ref, s) for s in test], workers)])
+            np_jct = float(np_runs.mean())
+            np_head, np_ci, _ = mean_ci((np_runs - lp) / lp)
     return TaskCard(
         task=task.name, tier=task.tier, best_reference=best, validation_jct_s=means, validation_seeds=tuple(val),
         test_seeds=tuple(test), best_jct_s=jct_mean, best_jct_ci_s=jct_ci, lp_bound_s=float(lp.mean()),
@@ -130,7 +151,39 @@ def task_card(task: Task, *, validation_seeds: Sequence[int] | None = None, test
         offered_load=float(np.mean([b["offered_load"] for b in bounds])),
         spread_share=float(np.mean([b["spread_share"] for b in bounds])),
         headroom_per_seed=tuple(float(h) for h in head),
+        best_jct_per_seed=tuple(float(x) for x in jct), lp_bound_per_seed=tuple(float(x) for x in lp),
+        nonpreemptive_reference=np_ref, nonpreemptive_jct_s=np_jct, nonpreemptive_headroom=np_head,
+        nonpreemptive_headroom_ci=np_ci,
     )
+
+
+def preempts(policy: str) -> bool:
+    """Whether the reference ``policy`` declares the engine's ``preempt`` capability."""
+    from ddl_gym.harness import load_policy_spec
+
+    return "preempt" in (getattr(load_policy_spec(policy), "capabilities", None) or ())
+
+
+def cards_json(cards: Sequence[TaskCard], command: str) -> str:
+    """Every card field as JSON (``{"suite_version", "command", "cards": {task: {...}}}``); a figure that does
+    not apply (no non-preemptive alternative needed) is written as ``NaN``, which :func:`json.loads` reads."""
+    from dataclasses import asdict
+
+    body = {"suite_version": SUITE_VERSION, "command": command, "cards": {c.task: asdict(c) for c in cards}}
+    return json.dumps(body, indent=1, sort_keys=False) + "\n"
+
+
+def load_cards(path: str | Path = DEFAULT_JSON) -> dict[str, TaskCard]:
+    """The committed cards by task name (written by ``--write``); ValueError for another suite version."""
+    data = json.loads(Path(path).read_text())
+    if data.get("suite_version") != SUITE_VERSION:
+        raise ValueError(f"{path}: cards of suite version {data.get('suite_version')!r}, this code is version "
+                         f"{SUITE_VERSION}; regenerate them (python -m ddl_gym.suite_cards --write docs/suite.md)")
+    out = {}
+    for name, fields in data["cards"].items():
+        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+        out[name] = TaskCard(**fields)
+    return out
 
 
 def suite_cards(tasks: Sequence[Task] = TASKS, *, quick: bool = False, workers: int = 1,
@@ -174,24 +227,37 @@ def definitions_table(tasks: Sequence[Task] = TASKS) -> str:
     from ddl_gym.scenarios import get_scenario
 
     lines = [f"Suite version {SUITE_VERSION}.", "",
-             "| task | env id | tier | scenario (train scenario) | cluster | NIC | train / validation / test seeds | "
-             "scheduler sees | references |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| task | env id | tier | scenario (train scenario) | cluster | NIC | jobs, arrival window (first test "
+             "episode) | models | train / validation / test seeds | scheduler sees | references |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for t in tasks:
         scenario = get_scenario(t.scenario)
         cluster = scenario.sample_cluster(np.random.default_rng(0))
         sizes = sorted(set(cluster.gpus_per_server))
         shape = f"{cluster.num_servers}×{sizes[0]}" if len(sizes) == 1 else f"{cluster.num_servers} servers"
         nic = f"{cluster.inter_bandwidth * 8 / 1e9:g} Gb/s"
+        _, workload = scenario.episode(int(t.test_seeds[0]))
+        window = float(workload.arrival.max() - workload.arrival.min())
+        jobs = f"{workload.num_jobs}, " + (f"{window / 60:.0f} min" if window > 0 else "all at t = 0")
+        models = ", ".join(sorted(m.name for m in workload.models))
         scen = f"`{t.scenario}`" + (f" (`{t.train_scenario}`)" if t.train_scenario else "")
         seeds = f"{_range(t.train_seeds)} / {_range(t.validation_seeds)} / {_range(t.test_seeds)}"
         sees = "remaining work" if t.clairvoyant else "attained service only"
         refs = (f"{len(t.references)} clairvoyant job-level references" if t.clairvoyant
                 else ", ".join(f"`{r}`" for r in t.references))
-        lines.append(f"| `{t.name}` | `{t.env_id}` | {t.tier} | {scen} | {shape} | {nic} | {seeds} | {sees} | {refs} |")
+        lines.append(f"| `{t.name}` | `{t.env_id}` | {t.tier} | {scen} | {shape} | {nic} | {jobs} | {models} | {seeds} | "
+                     f"{sees} | {refs} |")
     lines += ["", "Worlds: " + "; ".join(f"`{t.scenario}`: {get_scenario(t.scenario).description}" for t in tasks
                                           if t.tier == "realistic") + "."]
     return "\n".join(lines)
+
+
+def _preemptive_note(cards: Sequence[TaskCard]) -> list[str]:
+    notes = [f"`{c.task}`: the best reference `{c.best_reference}` preempts, which a `DDLCluster` agent cannot; the "
+             f"best non-preemptive reference (validation) is `{c.nonpreemptive_reference}`: avg JCT "
+             f"{c.nonpreemptive_jct_s:.0f} s on the test seeds, LP headroom {100 * c.nonpreemptive_headroom:+.1f}% ± "
+             f"{100 * c.nonpreemptive_headroom_ci:.1f}%." for c in cards if c.nonpreemptive_reference]
+    return [" ".join(notes), ""] if notes else []
 
 
 def suite_markdown(cards: Sequence[TaskCard], command: str, quick: bool = False) -> str:
@@ -211,6 +277,7 @@ def suite_markdown(cards: Sequence[TaskCard], command: str, quick: bool = False)
         "utilisation and contention share are the best reference's; offered load and the share of jobs larger "
         "than a server are properties of the episodes.", "",
         card_table(cards), "",
+        *_preemptive_note(cards),
         f"Realistic tasks with LP headroom ≥ 20 %: {len(rich)} ({', '.join(f'`{t}`' for t in rich) or 'none'}). "
         + "; ".join(f"{tier}: {len(names)}" for tier, names in tiers.items()) + " tasks.", "",
         "## Validation means of every reference (avg JCT, s)", "",
@@ -245,7 +312,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.suite
         path = Path(args.write)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(suite_markdown(cards, command, args.quick))
-        print(f"wrote {path}", file=sys.stderr)
+        path.with_suffix(".json").write_text(cards_json(cards, command))
+        print(f"wrote {path} and {path.with_suffix('.json')}", file=sys.stderr)
     else:
         print(card_table(cards))
     return 0

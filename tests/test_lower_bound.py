@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ddl_gym.baselines import make_policy
 from ddl_gym.scenarios import Scenario, get_scenario
@@ -101,6 +103,15 @@ def test_no_reference_policy_or_random_schedule_beats_the_bound():
     assert checked == 200 * (len(JOB_LEVEL_REFERENCES) + 4)
     # not vacuous: the bound is close on some worlds (within 2% of the best policy)
     assert min(gaps) < 0.02
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(world=st.integers(0, 10**6), decisions=st.integers(0, 10**6), preempt=st.booleans())
+def test_random_schedules_never_beat_the_bound(world: int, decisions: int, preempt: bool):
+    """Hypothesis: any world, any random decision sequence (idle waits, random GPUs, preemptions)."""
+    cluster, workload, model = random_instance(world)
+    value = _avg_jct(cluster, workload, model, RandomSchedule(preempt=preempt), decisions)
+    assert value >= lp_lower_bound(workload, cluster, model, periods=32)
 
 
 def test_mcts_never_beats_the_bound():
