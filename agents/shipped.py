@@ -49,6 +49,15 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-transfer", "leaderboard/agents/agent-transfer.zip",
                  "MaskablePPO network, portable observation (16 slots): behaviour clone of srsf+ca on transfer-train "
                  "(random clusters, NICs, loads; Philly/Alibaba training windows) + default training seeds"),
+    ShippedAgent("agent-v1-papermix40g", "leaderboard/agents/agent-v1-papermix40g.zip",
+                 "MaskablePPO network on DDLCluster-PaperMix40G-v1 (v1 observation): BC srsf+pack, then PPO with "
+                 "gamma 1 and the srsf+pack-relative reward (python -m ddl_gym.agents.train_v1; docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-default10g", "leaderboard/agents/agent-v1-default10g.zip",
+                 "MaskablePPO network on DDLCluster-Default10G-v1 (stress task): BC sjf+ca, then PPO with gamma 1 and "
+                 "the sjf-bco-relative reward (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-pollux25g", "leaderboard/agents/agent-v1-pollux25g.zip",
+                 "MaskablePPO network on DDLCluster-Pollux25G-v1: BC srsf+ca, then PPO with gamma 1 and the "
+                 "srsf+ca-relative reward (docs/suite-agents.md)"),
     ShippedAgent("agent-10g", "leaderboard/default-10g/agents/agent-10g.zip",
                  "RETIRED from default: BC sjf+ca + PPO on the former 10 GbE default (legacy observation, 16 servers)"),
     ShippedAgent("agent-10g-scratch", "leaderboard/default-10g/agents/agent-10g-scratch.zip",

@@ -49,3 +49,10 @@ def test_preset_errors_are_named(tmp_path):
     with pytest.raises(ConfigError, match="unknown key 'gamma'"):
         train_v1(["--preset", str(bad), "--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack",
                   "--out", str(tmp_path / "x")])
+
+
+@pytest.mark.parametrize("name", ["agent-v1-papermix40g", "agent-v1-default10g", "agent-v1-pollux25g"])
+def test_shipped_v1_agents_load_and_act_legally(name):
+    results = evaluate([name], "small", [1_000_000], None, workers=1, progress=False, plots=False, echo=False)
+    row = results.summary.iloc[0]
+    assert row["policy"] == name and row["jobs"] == 40 and row["invalid_actions"] == 0
