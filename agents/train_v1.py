@@ -209,7 +209,12 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
                    "n_epochs": args.n_epochs, "seed": args.seed},
         "vecnormalize": "agent.vecnormalize.pkl",
     }
+    # The agent ships without Adam's moment estimates (2/3 of the file): acting never reads them.
+    trained_optimizer = model.policy.optimizer
+    model.policy.optimizer = model.policy.optimizer_class(model.policy.parameters(), lr=model.lr_schedule(1),
+                                                          **model.policy.optimizer_kwargs)
     model.save(out / "agent.zip")
+    model.policy.optimizer = trained_optimizer
     venv.save(str(out / "agent.vecnormalize.pkl"))  # VecNormalize pickles its statistics without the envs
     (out / "agent.json").write_text(json.dumps(meta, indent=2))
 
