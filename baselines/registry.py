@@ -95,15 +95,15 @@ def register_policy(name: str, target: str, kwargs: dict[str, Any] | None = None
 for _order, _desc in (("fifo", "FIFO (strict, head-of-line blocking)"), ("sjf", "shortest job first"),
                       ("srsf", "shortest remaining service first")):
     for _rule in CLASSIC_PLACEMENTS:
-        register_policy(f"{_order}+{_rule}", "ddl_gym.baselines.classic:ClassicPolicy",
+        register_policy(f"{_order}+{_rule}", "ddl_gym.baselines.classic.policy:ClassicPolicy",
                         {"order": _order, "placement": _rule},
                         f"{_desc} with {PLACEMENT_ALIASES[_rule].replace('_', '-')} placement")
 
 # SJF-BCO (Yu et al. MobiHoc'22): the algorithm (its own BCO placement) and the §7.2 baselines.
-register_policy("sjf-bco", "ddl_gym.baselines.sjf_bco:make_sjf_bco", {},
+register_policy("sjf-bco", "ddl_gym.baselines.sjf_bco.policy:make_sjf_bco", {},
                 "SJF-BCO (Yu et al. 2022, Alg. 1-3), offline plan executed in the simulator", own_placement="bco")
 for _name in ("ff", "ls", "rand"):
-    register_policy(f"sjf-bco+{_name}", "ddl_gym.baselines.sjf_bco:make_sjf_bco_baseline", {"kind": _name},
+    register_policy(f"sjf-bco+{_name}", "ddl_gym.baselines.sjf_bco.policy:make_sjf_bco_baseline", {"kind": _name},
                     f"SJF-BCO paper's {_name.upper()} baseline (§7.2)", aliases=(f"sjf-bco-{_name}",))
 
 # Ada-SRSF (Wang et al. 2020): communication scheduling x placement on the task-level engine.
@@ -114,7 +114,7 @@ for _label, _comm in _ADA_COMMS.items():
         _canonical = "ada-srsf" if (_label, _placement) == ("ada-srsf", "lwf1") else f"{_label}+{_placement}"
         _aliases = (f"{_placement}+{_label}",) + (("ada-srsf+lwf1",) if _canonical == "ada-srsf" else ())
         _what = "Ada-SRSF (Wang et al. 2020, Alg. 1-3)" if _label == "ada-srsf" else f"{_label.upper()} scheduling"
-        register_policy(_canonical, "ddl_gym.baselines.ada_srsf:make_ada_srsf_policy",
+        register_policy(_canonical, "ddl_gym.baselines.ada_srsf.policy:make_ada_srsf_policy",
                         {"placement": _placement, "comm": _comm},
                         f"{_what} with {_placement.upper()} placement (Ada-SRSF paper, task-level engine)",
                         aliases=_aliases, own_placement="lwf1" if _canonical == "ada-srsf" else None)
@@ -220,7 +220,7 @@ def make_policy(name: str, **overrides: Any) -> Any:
             raise ConfigError(f"policy {name!r}: {exc}") from None
     match = _ADA_RULE.fullmatch(head)
     if head not in _LAZY and match is not None:  # lwf<k> / srsf<n> beyond the registered grid
-        target, kwargs = "ddl_gym.baselines.ada_srsf:make_ada_srsf_policy", {
+        target, kwargs = "ddl_gym.baselines.ada_srsf.policy:make_ada_srsf_policy", {
             "placement": match["placement"], "comm": "ada" if match["comm"] == "ada-srsf" else match["comm"]}
     elif head not in _LAZY:
         if "+" in head and head.split("+", 1)[0] in CLASSIC_ORDERS:
@@ -255,53 +255,53 @@ def make_policy(name: str, **overrides: Any) -> Any:
 # A-SRPT (Luo et al.): pipeline jobs, Heavy-Edge mapping, iteration prediction (issue 8 part 2).
 # Policies read Workload.predicted_iterations (filled by the asrpt-* scenarios' predictor); the
 # "-perfect" variants use the true iteration counts. They need pipeline jobs (ConfigError otherwise).
-register_policy("a-srpt", "ddl_gym.baselines.a_srpt:ASRPT", {},
+register_policy("a-srpt", "ddl_gym.baselines.a_srpt.policy:ASRPT", {},
                 "A-SRPT (Luo et al., Alg. 1 reconstructed): virtual SRPT on predicted work, comm-heavy delay tau=1")
-register_policy("a-srpt-perfect", "ddl_gym.baselines.a_srpt:ASRPT", {"perfect": True},
+register_policy("a-srpt-perfect", "ddl_gym.baselines.a_srpt.policy:ASRPT", {"perfect": True},
                 "A-SRPT with perfect iteration knowledge (A-SRPT-Perfect)")
-register_policy("a-srpt-tau0", "ddl_gym.baselines.a_srpt:ASRPT", {"tau": 0.0, "name": "a-srpt-tau0"},
+register_policy("a-srpt-tau0", "ddl_gym.baselines.a_srpt.policy:ASRPT", {"tau": 0.0, "name": "a-srpt-tau0"},
                 "A-SRPT without the comm-heavy delay (tau=0, the paper's testbed setting)")
-register_policy("a-srpt-nonblocking", "ddl_gym.baselines.a_srpt:ASRPT", {"delay_blocks": False, "name": "a-srpt-nonblocking"},
+register_policy("a-srpt-nonblocking", "ddl_gym.baselines.a_srpt.policy:ASRPT", {"delay_blocks": False, "name": "a-srpt-nonblocking"},
                 "A-SRPT whose delayed comm-heavy jobs wait in a side list instead of blocking the queue")
 for _kind, _desc in (("spjf", "SPJF (MLaaS): shortest predicted duration first, strict head of line"),
                      ("spwf", "SPWF (Tiresias): shortest predicted workload (duration x GPUs) first, strict"),
                      ("wcs-duration", "WCS-Duration: work-conserving, by predicted duration"),
                      ("wcs-workload", "WCS-Workload: work-conserving, by predicted workload"),
                      ("wcs-subtime", "WCS-SubTime: work-conserving, by submission time (FIFO + backfill)")):
-    register_policy(_kind, "ddl_gym.baselines.a_srpt_baselines:make_baseline", {"kind": _kind},
+    register_policy(_kind, "ddl_gym.baselines.a_srpt.paper_baselines:make_baseline", {"kind": _kind},
                     f"A-SRPT paper baseline {_desc}; Heavy-Edge mapping")
 
 # ---------------------------------------------------------------------------------------------------
 # SMD (Yu, Wu, Ji, Liu, INFOCOM'21) and its §V baselines: parameter-server interval policies (issue 9).
 # Every name runs one scheduling interval of SMD jobs (scenarios smd-sync / smd-async or a PS
 # scenario file) with admission.
-register_policy("smd", "ddl_gym.baselines.smd:SMDPolicy", {},
+register_policy("smd", "ddl_gym.baselines.smd.policy:SMDPolicy", {},
                 "SMD (Yu et al. INFOCOM'21): Alg. 1 eps-grid sum-of-ratios + Alg. 2 rounding + exact MKP admission")
-register_policy("smd-fc", "ddl_gym.baselines.smd:SMDPolicy", {"mkp": "frieze-clarke", "name": "smd-fc"},
+register_policy("smd-fc", "ddl_gym.baselines.smd.policy:SMDPolicy", {"mkp": "frieze-clarke", "name": "smd-fc"},
                 "SMD with the paper's Frieze-Clarke MKP scheme (subsets up to q=2) instead of the exact MILP")
-register_policy("smd-literal", "ddl_gym.baselines.smd:SMDPolicy", {"rounding": "literal", "name": "smd-literal"},
+register_policy("smd-literal", "ddl_gym.baselines.smd.policy:SMDPolicy", {"rounding": "literal", "name": "smd-literal"},
                 "SMD with Alg. 2 line 3 as printed (redraw until feasible and >F draws, keep the last)")
-register_policy("smd-opt", "ddl_gym.baselines.interval_opt:IntervalOptimum", {},
+register_policy("smd-opt", "ddl_gym.baselines.smd.interval_optimum:IntervalOptimum", {},
                 "exact optimum of SMD's interval problem (integer inner optimum per job + exact MKP MILP)")
-register_policy("esw", "ddl_gym.baselines.esw:ESWPolicy", {},
+register_policy("esw", "ddl_gym.baselines.smd.esw:ESWPolicy", {},
                 "ESW (Yu §V): workers:PSs = 1:1, as many as the job's limit allows; MKP admission")
-register_policy("optimus", "ddl_gym.baselines.optimus:OptimusPolicy", {},
+register_policy("optimus", "ddl_gym.baselines.smd.optimus:OptimusPolicy", {},
                 "Optimus as Yu §V defines it: greedy +1 worker / +1 PS by utility gain; MKP admission")
-register_policy("optimus-time", "ddl_gym.baselines.optimus:OptimusPolicy", {"gain": "time"},
+register_policy("optimus-time", "ddl_gym.baselines.smd.optimus:OptimusPolicy", {"gain": "time"},
                 "Optimus greedy with the completion-time reduction as the gain; MKP admission")
-register_policy("optimus-official", "ddl_gym.baselines.optimus:OptimusOfficialPolicy", {},
+register_policy("optimus-official", "ddl_gym.baselines.smd.optimus:OptimusOfficialPolicy", {},
                 "Optimus's own scheduler: 1 PS + 1 worker each, then a global queue by time gain / dominant share")
 
 # ---------------------------------------------------------------------------------------------------
 # A-Online (Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed ML Jobs") and the
 # baselines of its §7, on the multi-resource scenarios aonline-ps / aonline-ra (ps and elastic
 # ring-all-reduce jobs) (issue 10). Each raises a ConfigError naming itself and the scenario on other worlds.
-_AONLINE = "ddl_gym.baselines"
-register_policy("a-online", f"{_AONLINE}.a_online:make_a_online", {"mode": "calendar"},
+_AONLINE = "ddl_gym.baselines.a_online"
+register_policy("a-online", f"{_AONLINE}.policy:make_a_online", {"mode": "calendar"},
                 "A-Online (Zhou et al., Alg. 1-7), calendar execution (no idle windows), effective alpha reported")
-register_policy("a-online-paper", f"{_AONLINE}.a_online:make_a_online", {"mode": "paper"},
+register_policy("a-online-paper", f"{_AONLINE}.policy:make_a_online", {"mode": "paper"},
                 "A-Online, Alg. 1 l.8 literally: round i runs in [A tau_i, A tau_i+1), A = 4")
-register_policy("a-online-ect", f"{_AONLINE}.a_online:make_a_online", {"mode": "calendar", "tie_break": "completion"},
+register_policy("a-online-ect", f"{_AONLINE}.policy:make_a_online", {"mode": "calendar", "tie_break": "completion"},
                 "A-Online, calendar mode, equal-cost schedules broken by earliest completion")
 register_policy("fifo-mr", f"{_AONLINE}.fifo_mr:make_fifo_mr", {},
                 "FIFO over multi-resource servers, fixed ideal config with N in [1,30] (Zhou §7 (i))")

@@ -321,8 +321,8 @@ register_scenario(Scenario(
 #: a list), imported on first lookup of a name
 #: that is not built in (they are optional: a missing dependency of one never breaks the others).
 PAPER_SCENARIO_SOURCES: list[str] = [
-    "ddl_gym.baselines.sjf_bco:SJF_BCO_SCENARIOS",
-    "ddl_gym.baselines.sjf_bco:sjf_bco_regime_scenario",
+    "ddl_gym.baselines.sjf_bco.policy:SJF_BCO_SCENARIOS",
+    "ddl_gym.baselines.sjf_bco.policy:sjf_bco_regime_scenario",
     "ddl_gym.workloads.asrpt:ASRPT_SCENARIOS",
     "ddl_gym.workloads.smd_jobs:SMD_SCENARIOS",
     "ddl_gym.workloads.aonline:AONLINE_SCENARIOS",

@@ -297,7 +297,7 @@ def _paper_worlds(quick: bool) -> list[dict[str, Any]]:
 
 def sjf_bco_offline_case(jobs: int, gpus: int = 1024, seed: int = 0) -> tuple[Any, Any, Any]:
     """SJF-BCO's §7.1 world grown to ``gpus`` GPUs and ``jobs`` jobs, all arriving at t=0 (its offline setting)."""
-    from ddl_gym.baselines.sjf_bco import SJF_BCO_MODELS, SJF_BCO_PERF_MODEL, INTER_GBPS, INTRA_GBPS, PAPER_SERVER_GPU_CHOICES
+    from ddl_gym.baselines.sjf_bco.policy import SJF_BCO_MODELS, SJF_BCO_PERF_MODEL, INTER_GBPS, INTRA_GBPS, PAPER_SERVER_GPU_CHOICES
     from ddl_gym.sim import ClusterSpec
     from ddl_gym.workloads.synthetic import PAPER_GPU_MIX, sjf_bco_workload
 
@@ -472,7 +472,7 @@ def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
     """All figures as a dict (see the module docstring); ``sections`` picks the parts to run."""
     from bench_engine_compare import build_label, engine_build
 
-    from ddl_gym.baselines import sjf_bco_plan
+    from ddl_gym.baselines.sjf_bco import plan as sjf_bco_plan
 
     report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine(),
                               "sections": list(sections), "engine_build": engine_build(),

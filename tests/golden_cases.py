@@ -67,7 +67,7 @@ def _allreduce_joblevel_scenario():
 
 
 def _sjf_bco_scenario():
-    from ddl_gym.baselines.sjf_bco import sjf_bco_scenario
+    from ddl_gym.baselines.sjf_bco.policy import sjf_bco_scenario
 
     return sjf_bco_scenario(20, name="golden-sjf-bco")
 

@@ -53,7 +53,7 @@ class ScaleCase:
 
     def run(self) -> str:
         from ddl_gym.baselines import make_policy
-        from ddl_gym.baselines.sjf_bco import SJFBCOPolicy
+        from ddl_gym.baselines.sjf_bco.policy import SJFBCOPolicy
         from ddl_gym.sim.engine import Simulator, run_policy
         from tests.golden_cases import result_digest
         from tests.sjf_bco_digest_cases import plan_digest

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.ada_srsf import (
+from ddl_gym.baselines.ada_srsf.policy import (
     AdaDual,
     AdaSRSFPolicy,
     SRSFn,

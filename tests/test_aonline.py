@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from ddl_gym.baselines import make_policy
-from ddl_gym.baselines import a_online_mincost as mc
-from ddl_gym.baselines.a_online import alpha_rule, price, price_base
-from ddl_gym.baselines.a_online_opt import config_ilp, trivial_lower_bound
+from ddl_gym.baselines.a_online import mincost as mc
+from ddl_gym.baselines.a_online.policy import alpha_rule, price, price_base
+from ddl_gym.baselines.a_online.optimum import config_ilp, trivial_lower_bound
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator, run_policy

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddl_gym.baselines import make_policy
-from ddl_gym.baselines.a_srpt import ASRPT, VirtualSRPT
-from ddl_gym.baselines.a_srpt_baselines import PredictedOrderPolicy
+from ddl_gym.baselines.a_srpt.policy import ASRPT, VirtualSRPT
+from ddl_gym.baselines.a_srpt.paper_baselines import PredictedOrderPolicy
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.prediction import (
+from ddl_gym.baselines.a_srpt.prediction import (
     PerfectPredictor,
     RandomForestPredictor,
     StatPredictor,

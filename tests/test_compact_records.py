@@ -9,7 +9,7 @@ from array import array
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.sim.compact import GpuIdTable, float_column, int_column
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.perf import RARContentionModel

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.sim.engine import DONE, InvariantError, SimulationError, Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel, RARContentionModel, per_iteration_times

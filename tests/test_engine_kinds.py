@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import QUEUED, REJECTED, RUNNING, SimulationError, Simulator, run_policy
 from ddl_gym.sim.model import ARCH_PS, ClusterSpec, ConfigError, ModelProfile, ResourceType, Workload

@@ -24,7 +24,7 @@ import pytest
 
 import ddl_gym.sim as sim_package
 from ddl_gym.baselines import make_policy
-from ddl_gym.baselines import sjf_bco_plan
+from ddl_gym.baselines.sjf_bco import plan as sjf_bco_plan
 from ddl_gym.envs import core as env_core
 from ddl_gym.sim import engine, tasklevel
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
@@ -69,7 +69,7 @@ _SWITCHES = {
     "engine": (lambda: engine.__file__, lambda fake: fake, lambda: engine._native_module()),
     "tasklevel": (lambda: tasklevel.__file__, lambda fake: fake.TaskLevelSimulator, lambda: tasklevel._native_simulator()),
     "core": (lambda: env_core.__file__, lambda fake: fake, lambda: env_core._native_module()),
-    "sjf_bco_plan": (lambda: sjf_bco_plan.__file__, lambda fake: fake, lambda: compiled_module(sjf_bco_plan.__file__)),
+    "plan": (lambda: sjf_bco_plan.__file__, lambda fake: fake, lambda: compiled_module(sjf_bco_plan.__file__)),
 }
 _PACKAGES = {target.module: target.package for target in build_script().TARGETS.values()}
 
@@ -108,7 +108,7 @@ _BUILD_NAMES = {
                (("Simulator", "PurePythonSimulator"), ("run_policy", "pure_python_run_policy"))),
     "core": (lambda: env_core, "_core_native",
              (("DecisionCore", "PurePythonDecisionCore"), ("PortableLayout", "PurePythonPortableLayout"))),
-    "sjf_bco_plan": (lambda: sjf_bco_plan, "_sjf_bco_plan_native",
+    "plan": (lambda: sjf_bco_plan, "_plan_native",
                      (("Trial", "PurePythonTrial"), ("PlanContext", "PurePythonPlanContext"), ("plan", "pure_python_plan"))),
 }
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ddl_gym
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.envs.cluster_env import DDLClusterEnv
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy

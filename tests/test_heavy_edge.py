@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddl_gym.baselines.heavy_edge import (
+from ddl_gym.baselines.a_srpt.server_selection import (
     brute_force_mapping,
     exact_mapping,
     heavy_edge_consolidate,

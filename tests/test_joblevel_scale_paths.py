@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.placement import _take_emptiest_first, _take_from_servers
 from ddl_gym.sim import ClusterSpec, RARContentionModel, Simulator, run_policy
 from ddl_gym.sim.engine import QUEUED

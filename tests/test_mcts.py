@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ddl_gym.agents.mcts import ClassicGuide, MCTSPolicy, classic_env_action, make_mcts_policy
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.envs.cluster_env import DDLClusterEnv
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy

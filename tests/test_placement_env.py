@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ddl_gym  # noqa: F401  (registers the env ids)
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.envs.placement_env import DDLPlacementEnv, pack_worker_action, random_worker_action
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy

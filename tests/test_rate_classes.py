@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddl_gym.baselines import sjf_bco_plan
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.sjf_bco import plan as sjf_bco_plan
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.sim import AllReduceContentionModel, ClusterSpec, RARContentionModel, Simulator, run_policy
 from ddl_gym.sim.perf import rate_classes
 from ddl_gym.workloads.synthetic import scaled_workload

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ddl_gym.baselines.registry import make_policy
-from ddl_gym.baselines.sjf_bco import (
+from ddl_gym.baselines.sjf_bco.policy import (
     SJF_BCO_MODELS,
     SJF_BCO_PERF_MODEL,
     SJF_BCO_SCENARIOS,
@@ -20,7 +20,7 @@ from ddl_gym.baselines.sjf_bco import (
     sjf_bco_regime_scenario,
     sjf_bco_scenario,
 )
-from ddl_gym.baselines.sjf_bco_plan import InitialState, bisect_theta, estimate_bounds, make_trial, plan
+from ddl_gym.baselines.sjf_bco.plan import InitialState, bisect_theta, estimate_bounds, make_trial, plan
 from ddl_gym.scenarios import GBPS, Scenario, get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload

@@ -1,4 +1,4 @@
-"""The SJF-BCO planner's compiled build and its list-based fast path (``baselines/sjf_bco_plan.py``).
+"""The SJF-BCO planner's compiled build and its list-based fast path (``baselines/sjf_bco/plan.py``).
 
 ``scripts/build_native.py`` compiles the planner like the engines: the plan records (``PlanEntry``,
 ``PlanResult``, ...) stay the plain module's classes, and the compiled ``Trial``/``plan`` are used
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddl_gym.baselines import sjf_bco_plan
-from ddl_gym.baselines.sjf_bco_plan import InitialState, PlanEntry, PlanResult, _server_sum
+from ddl_gym.baselines.sjf_bco import plan as sjf_bco_plan
+from ddl_gym.baselines.sjf_bco.plan import InitialState, PlanEntry, PlanResult, _server_sum
 from tests.native_build import build_script
 from tests.sjf_bco_scale_cases import offline_world
 
@@ -40,12 +40,12 @@ def test_native_source_imports_the_plan_records_from_the_plain_module() -> None:
     text = target.source.read_text()
     out = script.native_source(text, target)
     assert "# <pure-only>" not in out and "PurePythonTrial" not in out  # the build switch stays behind
-    imported = [line for line in out.splitlines() if line.startswith("from ddl_gym.baselines.sjf_bco_plan import ")]
+    imported = [line for line in out.splitlines() if line.startswith("from ddl_gym.baselines.sjf_bco.plan import ")]
     assert imported and {"PlanEntry", "PlanResult", "PlanOptions", "InitialState", "EstimateBounds"} <= \
         set(imported[0].split(" import ")[1].split(", "))
     assert "\nclass PlanEntry(" not in out and "\nclass Trial:" in out
     assert f'SOURCE_SHA256 = "{hashlib.sha256(text.encode()).hexdigest()}"' in out
-    assert target.folder == script.REPO_ROOT / "baselines"
+    assert target.folder == script.REPO_ROOT / "baselines" / "sjf_bco"
 
 
 def _plan_fields(result: PlanResult) -> tuple:

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddl_gym.baselines.interval_opt import IntervalOptimum
-from ddl_gym.baselines.optimus import OptimusOfficialPolicy, greedy_allocation
-from ddl_gym.baselines.ps_interval import IntervalInstance, evaluate_interval
+from ddl_gym.baselines.smd.interval_optimum import IntervalOptimum
+from ddl_gym.baselines.smd.optimus import OptimusOfficialPolicy, greedy_allocation
+from ddl_gym.baselines.smd.interval import IntervalInstance, evaluate_interval
 from ddl_gym.baselines.registry import list_policies, make_policy
 from ddl_gym.scenarios import Scenario, get_scenario, load_scenario_file
 from ddl_gym.sim.engine import RUNNING, Simulator, run_policy

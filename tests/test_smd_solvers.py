@@ -9,8 +9,8 @@ import itertools
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.mkp import feasible, mkp_brute_force, mkp_exact, mkp_frieze_clarke, solve_mkp
-from ddl_gym.baselines.sum_of_ratios import (
+from ddl_gym.baselines.smd.mkp import feasible, mkp_brute_force, mkp_exact, mkp_frieze_clarke, solve_mkp
+from ddl_gym.baselines.smd.sum_of_ratios import (
     Ratio, SumOfRatios, algorithm1, charnes_cooper, grid_values, inner_problem, lfp_by_vertices, randomized_rounding,
     solve_grid,
 )
@@ -109,7 +109,7 @@ def test_algorithm1_is_within_one_plus_eps_of_a_dense_certificate(mode):
 
 
 def test_algorithm1_pruning_does_not_change_the_answer(monkeypatch):
-    import ddl_gym.baselines.sum_of_ratios as sor
+    import ddl_gym.baselines.smd.sum_of_ratios as sor
 
     profiles, iterations = draw_smd_jobs(np.random.default_rng(2), 6, "async")
     for profile, e in zip(profiles, iterations):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.ada_srsf import AdaDual, SRSFn, first_fit_placement, lwf_placement, random_placement
+from ddl_gym.baselines.ada_srsf.policy import AdaDual, SRSFn, first_fit_placement, lwf_placement, random_placement
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel
 from ddl_gym.sim.tasklevel import InvariantError, TaskLevelSimulator

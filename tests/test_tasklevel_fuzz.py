@@ -20,7 +20,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddl_gym.baselines.ada_srsf import make_comm_rule, make_placement
+from ddl_gym.baselines.ada_srsf.policy import make_comm_rule, make_placement
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel
 from ddl_gym.sim.tasklevel import NS_PER_S, TaskLevelSimulator

@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.ada_srsf import AdaDual, SRSFn, make_comm_rule, make_placement
+from ddl_gym.baselines.ada_srsf.policy import AdaDual, SRSFn, make_comm_rule, make_placement
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.tasklevel import InvariantError, TaskLevelSimulator
 from tests.tasklevel_golden import GOLDEN_FILE, NUM_RANDOM, _schedule_digest, random_config

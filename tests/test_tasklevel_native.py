@@ -56,7 +56,7 @@ _CHUNKS = 4
 @pytest.mark.skipif(tasklevel.BUILD != "native", reason="plain Python is the engine in use: test_tasklevel_golden covers it")
 @pytest.mark.parametrize("chunk", range(_CHUNKS))
 def test_plain_python_build_reproduces_the_golden_digests_too(chunk: int) -> None:
-    from ddl_gym.baselines.ada_srsf import make_comm_rule, make_placement
+    from ddl_gym.baselines.ada_srsf.policy import make_comm_rule, make_placement
 
     golden = json.loads(GOLDEN_FILE.read_text())["random"]
     changed = []

@@ -3,7 +3,7 @@ multi-resource servers by choosing a queued job and one configuration from a sma
 
 The env is a thin adapter over :class:`ddl_gym.sim.engine.Simulator` (shared parts in
 :class:`ddl_gym.envs.base.SimulatorEnv`); configurations are built by the same placement rule as
-the A-Online baselines (:func:`ddl_gym.baselines.aonline_common.place_fixed`).
+the A-Online baselines (:func:`ddl_gym.baselines.a_online.common.place_fixed`).
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         sim = self._start_episode(seed, options)
-        from ddl_gym.baselines.aonline_common import ideal_of, require_aonline
+        from ddl_gym.baselines.a_online.common import ideal_of, require_aonline
 
         require_aonline(type(self).__name__, sim.workload, sim.cluster, self.scenario.name)
         w = sim.workload
@@ -228,7 +228,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
 
     def _refresh(self) -> None:
         """Window and menu allocations for the current state (recomputed after every change)."""
-        from ddl_gym.baselines.aonline_common import place_fixed
+        from ddl_gym.baselines.a_online.common import place_fixed
 
         sim = self.sim
         assert sim is not None
@@ -250,7 +250,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
 
     @staticmethod
     def _most_workers(sim, job, m, p, D, arch, free):
-        from ddl_gym.baselines.aonline_common import max_workers_fitting, place_fixed
+        from ddl_gym.baselines.a_online.common import max_workers_fitting, place_fixed
 
         n = max_workers_fitting(sim.cluster, free, m, p, D, arch)
         return place_fixed(sim, job, m, p, n, arch, free=free) if n >= 1 else None

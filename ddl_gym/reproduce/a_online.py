@@ -97,7 +97,7 @@ def _run_task(task: tuple) -> list[dict[str, Any]]:
 def _online(exp: str, x: float, seed: int, arch: str, jobs: int, servers: int, horizon: int,
             policies: tuple[str, ...], setup_changes: tuple, policy_kwargs: tuple) -> list[dict[str, Any]]:
     from ddl_gym.baselines import make_policy
-    from ddl_gym.baselines.a_online_opt import trivial_lower_bound
+    from ddl_gym.baselines.a_online.optimum import trivial_lower_bound
 
     scenario = _world(arch, jobs, servers, horizon, **dict(setup_changes))
     cluster, workload = scenario.episode(seed)
@@ -120,8 +120,8 @@ def _online(exp: str, x: float, seed: int, arch: str, jobs: int, servers: int, h
 
 def _batch(exp: str, x: float, seed: int, jobs: int, servers: int, tau: int, F: float | None) -> list[dict[str, Any]]:
     """One batch (every job of a world, arrived at time 0) on an empty cluster over ``τ`` slots."""
-    from ddl_gym.baselines.a_online import AOnlinePolicy
-    from ddl_gym.baselines.jain_greedy import jain_batch
+    from ddl_gym.baselines.a_online.policy import AOnlinePolicy
+    from ddl_gym.baselines.a_online.jain_greedy import jain_batch
     from ddl_gym.sim.engine import Simulator
 
     scenario = _world("ps", jobs, servers, 1)
@@ -142,7 +142,7 @@ def _batch(exp: str, x: float, seed: int, jobs: int, servers: int, tau: int, F: 
 
 def _tiny(exp: str, x: float, seed: int, policies: tuple[str, ...]) -> list[dict[str, Any]]:
     from ddl_gym.baselines import make_policy
-    from ddl_gym.baselines.a_online_opt import config_ilp, trivial_lower_bound
+    from ddl_gym.baselines.a_online.optimum import config_ilp, trivial_lower_bound
     from ddl_gym.workloads.aonline import AOnlineSetup, make_aonline_scenario
 
     setup = AOnlineSetup(num_jobs=4, horizon=4, servers=2, worker_types=2, ps_types=2, epochs_range=(1, 1),
@@ -397,7 +397,7 @@ def write_report(out: Path, df: pd.DataFrame, st: Settings, wall: float, command
         "## Gaps to the optimum / bounds", "",
         "Tiny worlds (4 jobs, 2 servers): the exact ILP of the paper's problem (2) with whole-slot durations "
         "('ilp-ceil'), and the same ILP with floored durations, a valid lower bound for the engine's continuous "
-        "time ('ilp-floor', see baselines/a_online_opt.py). Scenario scale: the bound Σ w (a + EDK/(D ρ_max)).",
+        "time ('ilp-floor', see baselines/a_online/optimum.py). Scenario scale: the bound Σ w (a + EDK/(D ρ_max)).",
         "", _gaps(df),
         f"## Scenario scale ({st.scale_scenario or 'not run'}) with the MaskablePPO agent", "",
         _table(df, "scenario", "jobs"), "",

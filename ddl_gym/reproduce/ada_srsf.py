@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddl_gym.baselines.ada_srsf import make_ada_srsf_policy
+from ddl_gym.baselines.ada_srsf.policy import make_ada_srsf_policy
 from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, Verdict, best_of, compare, render_claims
 from ddl_gym.scenarios import Scenario, get_scenario
@@ -587,7 +587,7 @@ def write_report(out: Path, episodes: pd.DataFrame, exps: dict[str, dict[str, Ru
                      f"{r.stat_decision_points:,.0f} | {r.stat_events:,.0f} |")
     lines += [
         "",
-        "## Model and engine decisions (see ddl_gym/sim/tasklevel.py, baselines/ada_srsf.py)",
+        "## Model and engine decisions (see ddl_gym/sim/tasklevel.py, baselines/ada_srsf/policy.py)",
         "",
         "- Event-driven continuous time on an integer-nanosecond clock (the paper uses 1 s slots, the authors' "
         "simulator 1 ms ticks); per event time: events, arrivals, placement pass, all-reduce pass, compute pass "

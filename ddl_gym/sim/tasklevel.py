@@ -245,7 +245,7 @@ class TaskLevelSimulator:
         cluster: servers, GPUs per server, GPU memory (``gpu_memory_mb``).
         workload: the jobs (profiles give ``t_f``, ``t_b``, model size ``M``, GPU memory).
         model: eq. (5) parameters ``a`` (s), ``b`` (s/byte), ``eta`` (s/byte).
-        placement: the placement rule (LWF-κ, FF, LS, RAND in :mod:`ddl_gym.baselines.ada_srsf`).
+        placement: the placement rule (LWF-κ, FF, LS, RAND in :mod:`ddl_gym.baselines.ada_srsf.policy`).
         comm_admission: the communication-task admission rule (AdaDUAL, SRSF(n)).
         rng: generator handed to the placement rule (RAND).
         gpu_sharing: several jobs per GPU while memory fits (default), else one job per GPU.
@@ -823,7 +823,7 @@ class TaskLevelSimulator:
             self._apply_probe_defect(t)
 
     def _adadual(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
-        """The AdaDUAL kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.AdaDual`` (Alg. 2, no
+        """The AdaDUAL kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.policy.AdaDual`` (Alg. 2, no
         probe defect), line for line, on the engine's own state (see that method for the reasoning)."""
         count = self.comm_count
         servers = self.job_servers[job]
@@ -850,7 +850,7 @@ class TaskLevelSimulator:
         return False, self._server_tuple[s_first], servers[:first], 0, 0
 
     def _srsf_n(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
-        """The SRSF(n) kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.SRSFn``."""
+        """The SRSF(n) kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.policy.SRSFn``."""
         count = self.comm_count
         servers = self.job_servers[job]
         n = self._kernel_n

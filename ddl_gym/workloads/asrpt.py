@@ -68,7 +68,7 @@ def trace_predictions(spec: RecurringSpec, predictor: str = "rf", scope: str = "
     paper-scale traces; the file is keyed by every input and the scikit-learn version, and holds
     exactly what a fresh fit returns).
     """
-    from ddl_gym.baselines.prediction import make_predictor
+    from ddl_gym.baselines.a_srpt.prediction import make_predictor
 
     trace = generate_recurring_trace(spec)
     n_train = int(round(train_fraction * trace.num_jobs))

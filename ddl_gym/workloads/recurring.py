@@ -29,7 +29,7 @@ Calibration (defaults; measured with the 100-tree forest on the first 80 % of 10
 traces): 77 % / 82 % single-GPU jobs, 66 % / 67 % of jobs in groups with ≥ 5 submissions, 21 % / 22 %
 of test jobs unseen, the forest exact on 53 % / 49 % of test jobs (paper: "approximately 60 %"), mean
 absolute errors mean : median : RF = 557 : 453 : 369 / 645 : 552 : 369 (paper: 593 : 563 : 369, user
-scope, :mod:`ddl_gym.baselines.prediction`). The forest stays below 60 % because its bootstrap mixes
+scope, :mod:`ddl_gym.baselines.a_srpt.prediction`). The forest stays below 60 % because its bootstrap mixes
 the smallest groups with neighbouring ids (a per-group median is exact on 67 %); reaching 60 % would
 need fewer unseen jobs than "65 % in groups of ≥ 5" leaves. ``tests/test_asrpt_workload.py`` checks
 these targets.

@@ -42,7 +42,7 @@ from collections import deque
 
 import numpy as np
 
-from ddl_gym.baselines.heavy_edge import place_pipeline, place_pipeline_traced
+from ddl_gym.baselines.a_srpt.server_selection import place_pipeline, place_pipeline_traced
 from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.perf_pipeline import require_pipeline_scenario, BoundPipelineModel, pipeline_oracle

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ddl_gym.baselines.mkp import MKP_METHODS, solve_mkp
+from ddl_gym.baselines.smd.mkp import MKP_METHODS, solve_mkp
 from ddl_gym.sim.engine import RUNNING, Simulator, run_policy
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddl_gym.baselines.ps_interval import AllocateThenAdmit, IntervalInstance
+from ddl_gym.baselines.smd.interval import AllocateThenAdmit, IntervalInstance
 
 
 class ESWPolicy(AllocateThenAdmit):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import SelfDrivingPolicy, fixed_config, place_fixed, require_aonline
+from ddl_gym.baselines.a_online.common import SelfDrivingPolicy, fixed_config, place_fixed, require_aonline
 from ddl_gym.sim.engine import Simulator
 
 

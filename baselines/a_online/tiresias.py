@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import (
+from ddl_gym.baselines.a_online.common import (
     SelfDrivingPolicy, alloc_use, fixed_config, normalised_footprint, place_fixed, require_aonline,
 )
 from ddl_gym.sim.engine import RUNNING, Simulator

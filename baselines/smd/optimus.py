@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ddl_gym.baselines.ps_interval import AllocateThenAdmit, IntervalDecision, IntervalInstance, IntervalPolicy
+from ddl_gym.baselines.smd.interval import AllocateThenAdmit, IntervalDecision, IntervalInstance, IntervalPolicy
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.perf_ps import SMDProfile
 

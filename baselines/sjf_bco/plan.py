@@ -2,7 +2,7 @@
 
 The planner turns a set of jobs known up front into a *plan*: for each job, in start order, a GPU
 set and a planned start/end time. It simulates a planned clock on its own (it never touches the
-event simulator); :mod:`ddl_gym.baselines.sjf_bco` then executes the plan in the simulator with
+event simulator); :mod:`ddl_gym.baselines.sjf_bco.policy` then executes the plan in the simulator with
 the real contention dynamics.
 
 Symbols (paper Table 1): ``G_j`` GPUs and ``F_j`` iterations of job ``j``; ``O_s`` GPUs of server

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import SelfDrivingPolicy, ideal_of, require_aonline, worker_room
+from ddl_gym.baselines.a_online.common import SelfDrivingPolicy, ideal_of, require_aonline, worker_room
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ARCH_PS

@@ -33,7 +33,7 @@ import heapq
 
 import numpy as np
 
-from ddl_gym.baselines.heavy_edge import SERVER_SELECTIONS, place_pipeline
+from ddl_gym.baselines.a_srpt.server_selection import SERVER_SELECTIONS, place_pipeline
 from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.perf_pipeline import require_pipeline_scenario, pipeline_oracle

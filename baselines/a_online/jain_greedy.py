@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.a_online import AOnlinePolicy
-from ddl_gym.baselines.a_online_mincost import Schedule
-from ddl_gym.baselines.aonline_common import alloc_use, place_on
+from ddl_gym.baselines.a_online.policy import AOnlinePolicy
+from ddl_gym.baselines.a_online.mincost import Schedule
+from ddl_gym.baselines.a_online.common import alloc_use, place_on
 from ddl_gym.sim.model import ARCH_PS
 from ddl_gym.sim.perf_aonline import ideal_config
 

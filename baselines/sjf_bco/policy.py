@@ -1,6 +1,6 @@
 """SJF-BCO (Yu, Ji, Rajan, Liu, MobiHoc'22): offline plan executed in the simulator, §7.2 baselines, §7.1 scenarios.
 
-The planner (:mod:`ddl_gym.baselines.sjf_bco_plan`) implements Algorithms 1–3 on a planned clock.
+The planner (:mod:`ddl_gym.baselines.sjf_bco.plan`) implements Algorithms 1–3 on a planned clock.
 :class:`SJFBCOPolicy` computes the plan at ``reset`` and *executes* it with the simulator's real
 contention dynamics (eqs. 6–8 with the actual concurrency, which the plan only estimates):
 
@@ -51,7 +51,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ddl_gym.baselines.sjf_bco_plan import (
+from ddl_gym.baselines.sjf_bco.plan import (
     DEFAULT_OPTIONS,
     EstimateBounds,
     InitialState,
@@ -224,7 +224,7 @@ class SJFBCOPolicy:
         name: policy name (default from ``kind``).
         options: readings of the ambiguous listing lines (:class:`PlanOptions`: ``fa_ffp``,
             ``lbsgf_pick``, ``rand_pick``, ``job_order``); the defaults reproduce the readings
-            documented in :mod:`ddl_gym.baselines.sjf_bco_plan`.
+            documented in :mod:`ddl_gym.baselines.sjf_bco.plan`.
     """
 
     engine = "job"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import job_rates
+from ddl_gym.baselines.a_online.common import job_rates
 from ddl_gym.sim.model import ARCH_PS, ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
 

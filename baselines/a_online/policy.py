@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.a_online_mincost import FAST, LITERAL, JobRates, Market, Schedule, _Windows
-from ddl_gym.baselines.aonline_common import (
+from ddl_gym.baselines.a_online.mincost import FAST, LITERAL, JobRates, Market, Schedule, _Windows
+from ddl_gym.baselines.a_online.common import (
     SelfDrivingPolicy, catalogue_arrays, job_rates, require_aonline, schedule_allocation,
 )
 from ddl_gym.sim.engine import Simulator

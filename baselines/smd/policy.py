@@ -1,12 +1,12 @@
 """SMD: sum-of-ratios multi-dimensional-knapsack decomposition (Yu, Wu, Ji, Liu, INFOCOM'21, §IV).
 
-For one scheduling interval (:mod:`ddl_gym.baselines.ps_interval`), spec B2.4:
+For one scheduling interval (:mod:`ddl_gym.baselines.smd.interval`), spec B2.4:
 
 1. Step 1 (decomposition): with ``x_i = 1`` the problem separates into one inner problem (6)–(8)
    per job; maximising the non-increasing utility = minimising the completion time (9)/(10).
 2. Step 2: Algorithm 1 (ε-grid over the sum-of-ratios relaxation, Charnes–Cooper LPs;
-   :func:`~ddl_gym.baselines.sum_of_ratios.algorithm1`) gives ``x̃_i = (w̃_i, p̃_i)``; Algorithm 2
-   (randomized rounding, :func:`~ddl_gym.baselines.sum_of_ratios.randomized_rounding`) gives integer
+   :func:`~ddl_gym.baselines.smd.sum_of_ratios.algorithm1`) gives ``x̃_i = (w̃_i, p̃_i)``; Algorithm 2
+   (randomized rounding, :func:`~ddl_gym.baselines.smd.sum_of_ratios.randomized_rounding`) gives integer
    ``(ŵ_i, p̂_i)``; ``u_i = μ_i(E_i/f_i(p̂_i, ŵ_i))``. A job whose limit cannot host one worker
    and one PS gets ``u_i = 0`` and is never admitted (spec B5 #8).
 3. Step 3: the MKP (16) over ``u`` with weights ``v^r_i`` and capacities ``C^r`` (exact MILP by
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddl_gym.baselines.ps_interval import AllocateThenAdmit, IntervalInstance
-from ddl_gym.baselines.sum_of_ratios import ROUNDING_SEMANTICS, continuous_allocation, randomized_rounding
+from ddl_gym.baselines.smd.interval import AllocateThenAdmit, IntervalInstance
+from ddl_gym.baselines.smd.sum_of_ratios import ROUNDING_SEMANTICS, continuous_allocation, randomized_rounding
 from ddl_gym.sim.model import ConfigError
 
 

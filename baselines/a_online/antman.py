@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.aonline_common import SelfDrivingPolicy, alloc_use, fixed_config, place_fixed, require_aonline
+from ddl_gym.baselines.a_online.common import SelfDrivingPolicy, alloc_use, fixed_config, place_fixed, require_aonline
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.perf_aonline import SLOT_SECONDS
 

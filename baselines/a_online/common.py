@@ -15,7 +15,7 @@ from ddl_gym.sim.model import ARCH_ALLREDUCE_ELASTIC, ARCH_PS, ClusterSpec, Conf
 from ddl_gym.sim.perf_aonline import (
     SLOT_SECONDS, AOnlineProfile, ideal_config, ps_count_for_bandwidth, ps_rate, ra_rate,
 )
-from ddl_gym.baselines.a_online_mincost import JobRates, Schedule
+from ddl_gym.baselines.a_online.mincost import JobRates, Schedule
 
 AONLINE_ARCHS = frozenset({"ps", "allreduce_elastic"})
 
