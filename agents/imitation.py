@@ -49,7 +49,7 @@ _CACHE: dict[int, _ExpertCache] = {}
 
 
 def _expert_policy(env: gym.Env, policy_name: str) -> Any:
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
 
     base = env.unwrapped
     cache = _CACHE.setdefault(id(base), _ExpertCache())

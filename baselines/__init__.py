@@ -16,9 +16,25 @@ algorithm lines, readings and their option names):
   paper's baselines FIFO-MR, DRF, AntMan, Tiresias, Jain greedy.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ddl_gym import _moved
-from ddl_gym.baselines.registry import POLICY_DESCRIPTIONS, list_policies, make_policy
 
 _moved.install()  # the flat module paths of 0.1 (ddl_gym.baselines.sjf_bco_plan, ...) still import, with a warning
+
+_REGISTRY_NAMES = ("POLICY_DESCRIPTIONS", "list_policies", "make_policy")
+
+
+def __getattr__(name: str) -> Any:
+    """``make_policy``, ``list_policies``, ``POLICY_DESCRIPTIONS``: the registry of names (:mod:`ddl_gym.policies`),
+    re-exported on first use (ddl_gym.placement imports the A-SRPT rules from this package while the
+    registry itself is being imported)."""
+    if name in _REGISTRY_NAMES:
+        import ddl_gym.policies as registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["POLICY_DESCRIPTIONS", "list_policies", "make_policy"]

@@ -21,6 +21,8 @@ from typing import Sequence
 
 #: old dotted path -> new dotted path (removal planned for the release after 0.1).
 MOVED_MODULES: dict[str, str] = {
+    # the policy registry: above baselines/ and agents/
+    "ddl_gym.baselines.registry": "ddl_gym.policies",
     # baselines/: one package per paper family
     "ddl_gym.baselines.sjf_bco_plan": "ddl_gym.baselines.sjf_bco.plan",
     "ddl_gym.baselines.heavy_edge": "ddl_gym.baselines.a_srpt.server_selection",

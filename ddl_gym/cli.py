@@ -193,15 +193,15 @@ def _training_presets() -> list[tuple[str, str]]:
 # ============================================================================ subcommands
 def cmd_list(args: argparse.Namespace) -> int:
     from ddl_gym import scenarios as scenario_module
-    from ddl_gym.baselines import POLICY_DESCRIPTIONS
-    from ddl_gym.baselines.registry import POLICY_ALIASES
+    from ddl_gym.policies import POLICY_DESCRIPTIONS
+    from ddl_gym.policies import POLICY_ALIASES
 
     register = getattr(scenario_module, "_register_paper_scenarios", None)
     if callable(register):
         register()
     print("Scenarios (--scenario NAME, or a .toml/.json scenario file):")
     _print_rows([(name, sc.description) for name, sc in sorted(scenario_module.SCENARIOS.items())])
-    print("\nPolicies (--policies NAME,NAME,...; NAME[+PLACEMENT][:key=value,...], see ddl_gym.baselines.registry):")
+    print("\nPolicies (--policies NAME,NAME,...; NAME[+PLACEMENT][:key=value,...], see ddl_gym.policies):")
     _print_rows(sorted(POLICY_DESCRIPTIONS.items()))
     print("\nOld names still accepted (alias -> canonical):")
     aliases = sorted(POLICY_ALIASES.items())
@@ -271,7 +271,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _, table = compare(out, args.reference, _metrics(args.metrics), write=not args.no_write)
     print(f"Paired comparison against {policy_label(args.reference)} ({out}):\n\n{table}")
     if not args.no_write:
-        from ddl_gym.harness import _slug
+        from ddl_gym.harness.report import _slug
 
         print(f"\nwrote {out}/paired_{_slug(policy_label(args.reference))}.csv and .md")
     return 0
@@ -279,7 +279,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from ddl_gym import demo
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
 
     out = _check_out_folder(Path(args.out))
     others: list[str] = []

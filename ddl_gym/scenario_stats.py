@@ -163,7 +163,7 @@ class EpisodeStats:
 
 def episode_stats(scenario: Scenario, policy: str, seed: int) -> EpisodeStats:
     """Simulate ``policy`` on ``scenario.episode(seed)`` (as the harness does) and measure it."""
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.harness import simulate
 
     result = simulate(make_policy(policy), scenario, seed).result

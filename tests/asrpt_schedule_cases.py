@@ -73,7 +73,7 @@ def world(name: str, seed: int) -> tuple[Any, Any, Any]:
 
 def schedule_digest(world_name: str, seed: int, policy: str) -> str:
     """sha256 of every start decision (time, job, GPU ids, stage labels) and the run's results."""
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim.alloc import Allocation
     from ddl_gym.sim.engine import Simulator, run_policy
     from tests.golden_cases import result_digest

@@ -99,7 +99,7 @@ class Case:
 
 def _simulate(scenario_fn: Callable[[], Any], policy: str, seed: int) -> Callable[[], str]:
     def run() -> str:
-        from ddl_gym.baselines.registry import make_policy
+        from ddl_gym.policies import make_policy
         from ddl_gym.harness import simulate
 
         return result_digest(simulate(make_policy(policy), scenario_fn(), seed).result)

@@ -52,7 +52,7 @@ class ScaleCase:
     seed: int = 0
 
     def run(self) -> str:
-        from ddl_gym.baselines import make_policy
+        from ddl_gym.policies import make_policy
         from ddl_gym.baselines.sjf_bco.policy import SJFBCOPolicy
         from ddl_gym.sim.engine import Simulator, run_policy
         from tests.golden_cases import result_digest

@@ -25,7 +25,7 @@ from ddl_gym.baselines.ada_srsf.policy import (
     make_placement,
     random_placement,
 )
-from ddl_gym.baselines.registry import make_policy
+from ddl_gym.policies import make_policy
 from ddl_gym.scenarios import Scenario, get_scenario
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel

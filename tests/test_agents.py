@@ -17,7 +17,7 @@ from ddl_gym.agents.imitation import (  # noqa: E402
     behaviour_cloning, collect_demonstrations, expert_action, imitation_accuracy)
 from ddl_gym.agents.policy import run_agent_episode  # noqa: E402
 from ddl_gym.agents.train import main, parameter_checksum, quick_train  # noqa: E402
-from ddl_gym.baselines import make_policy  # noqa: E402
+from ddl_gym.policies import make_policy  # noqa: E402
 from ddl_gym.scenarios import get_scenario  # noqa: E402
 from ddl_gym.sim.engine import Simulator, run_policy  # noqa: E402
 from ddl_gym.sim.model import ConfigError  # noqa: E402

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from ddl_gym.baselines import make_policy
+from ddl_gym.policies import make_policy
 from ddl_gym.baselines.a_online import mincost as mc
 from ddl_gym.baselines.a_online.policy import alpha_rule, price, price_base
 from ddl_gym.baselines.a_online.optimum import config_ilp, trivial_lower_bound
@@ -316,7 +316,7 @@ def test_policies_are_listed_and_run_through_ddl_gym_eval(tmp_path):
     assert set(summary.policy) == {"a-online", "fifo-mr", "drf"}
     assert summary.weighted_completion.gt(0).all() and summary.weighted_jct_s.gt(0).all()
     assert "alpha_eff_mean" in summary.columns  # A-Online's own statistics reach summary.csv
-    from ddl_gym.baselines import list_policies
+    from ddl_gym.policies import list_policies
 
     assert {"a-online", "a-online-paper", "fifo-mr", "drf", "antman", "tiresias", "tiresias-dlas",
             "jain-greedy"} <= set(list_policies())

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddl_gym.baselines import make_policy
+from ddl_gym.policies import make_policy
 from ddl_gym.baselines.a_srpt.policy import ASRPT, VirtualSRPT
 from ddl_gym.baselines.a_srpt.paper_baselines import PredictedOrderPolicy
 from ddl_gym.scenarios import get_scenario

@@ -211,7 +211,7 @@ def test_scenario_file_with_a_pipeline_csv(tmp_path):
                                      '[workload]\nkind = "csv"\npath = "jobs.csv"\n')
     scenario = get_scenario(str(tmp_path / "s.toml"))
     assert scenario.model == PipelineRateModel(eq6="per_replica")
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim.engine import Simulator, run_policy
 
     cluster, wl = scenario.episode(0)

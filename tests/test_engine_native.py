@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import ddl_gym.sim as sim_package
-from ddl_gym.baselines import make_policy
+from ddl_gym.policies import make_policy
 from ddl_gym.baselines.sjf_bco import plan as sjf_bco_plan
 from ddl_gym.envs import core as env_core
 from ddl_gym.sim import engine, tasklevel

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from ddl_gym import harness
+from ddl_gym.harness import evaluation
 from ddl_gym.harness import (
     SUMMARY_COLUMNS,
     TIMING_COLUMNS,
@@ -52,7 +53,7 @@ def test_summary_has_one_row_per_pair_with_all_columns(serial_run: harness.EvalR
     assert (summary["driver"] == "native").all()
     assert (summary["decision_time_s"] >= 0).all()
     # Metrics equal a direct SimResult summary of the same episode.
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim import Simulator, run_policy
 
     scenario = get_scenario("small")
@@ -100,13 +101,13 @@ def test_rows_read_back_from_files_equal_fresh_rows(serial_run: harness.EvalResu
 # ---------------------------------------------------------------------------- resume / checkpoint
 def test_resume_reuses_existing_rows_and_overwrite_recomputes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, int]] = []
-    real = harness._run_pair
+    real = evaluation._run_pair
 
-    def counting(task: harness._PairTask):  # type: ignore[no-untyped-def]
+    def counting(task: evaluation._PairTask):  # type: ignore[no-untyped-def]
         calls.append((task.label, task.seed))
         return real(task)
 
-    monkeypatch.setattr(harness, "_run_pair", counting)
+    monkeypatch.setattr(evaluation, "_run_pair", counting)
     first = evaluate(POLICIES, "small", 2, tmp_path, workers=1, progress=False, plots=False)
     assert len(calls) == 4 and first.reused == 0
     calls.clear()
@@ -128,7 +129,7 @@ class _FailsOnSecondEpisode:
     name = "flaky"
 
     def __init__(self) -> None:
-        from ddl_gym.baselines import make_policy
+        from ddl_gym.policies import make_policy
 
         self.inner = make_policy("fifo+pack")
         self.episodes = 0

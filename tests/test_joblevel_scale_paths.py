@@ -206,7 +206,7 @@ class FullRerateSimulator(Simulator):
 @pytest.mark.parametrize("policy_name", ["fifo+spread", "srsf+rand", "sjf+ca", "fifo+pack"])
 def test_incremental_rerate_equals_rerating_every_neighbour(policy_name: str) -> None:
     cluster, workload, model = _world(11, 12, 400, rate=1.5)  # saturated, many split jobs contend
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
 
     digests, contended = [], []
     for cls in (Simulator, FullRerateSimulator):

@@ -169,7 +169,7 @@ def test_simulator_queue_and_its_fork():
 def test_lazy_deletion_leaves_runs_unchanged(policy, monkeypatch):
     """SJF-like orders start jobs from deep in the queue: a run with every such removal marked gone
     (LAZY_DELETE_MIN = 0) equals a run with every one deleted at once, invariants checked per event."""
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim import run_policy
 
     rng = np.random.default_rng(3)

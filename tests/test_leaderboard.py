@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddl_gym.baselines import make_policy
+from ddl_gym.policies import make_policy
 from ddl_gym.leaderboard import uncontended_bound, verdicts
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ddl_gym.agents.mcts import MCTSPolicy
-from ddl_gym.baselines.registry import make_policy
+from ddl_gym.policies import make_policy
 from ddl_gym.harness import simulate
 from tests.golden_cases import _small_scenario, result_digest
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import ddl_gym  # noqa: F401
-from ddl_gym.baselines.registry import POLICY_ALIASES, canonical_name, list_policies, make_policy
+from ddl_gym.policies import POLICY_ALIASES, canonical_name, list_policies, make_policy
 from ddl_gym.cli import main
 from ddl_gym.harness import evaluate, format_mean_ci, markdown_table, paired_differences, paired_markdown
 from ddl_gym.sim.model import ConfigError

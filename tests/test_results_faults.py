@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from ddl_gym import harness
+from ddl_gym.harness import store
 from ddl_gym.cli import main
 from ddl_gym.harness import evaluate, read_results, results_lock
 from ddl_gym.sim.model import ConfigError
@@ -122,7 +123,7 @@ def test_a_full_or_read_only_disk_stops_with_one_line_and_no_torn_file(
         real_write(fd, bytes(data[: len(data) // 2]))
         raise OSError(code, os.strerror(code))
 
-    monkeypatch.setattr(harness.os, "write", failing_write)
+    monkeypatch.setattr(store.os, "write", failing_write)
     capsys.readouterr()
     status = main(["eval", "--scenario", "small", "--policies", "fifo+pack,srsf+pack", "--seeds", "1", "--out",
                    str(out), "--no-progress", "--no-plots", "--workers", "1"])
@@ -139,7 +140,7 @@ def test_stale_plots_do_not_linger(tmp_path: Path) -> None:
     evaluate(["fifo+pack", "srsf+pack"], "small", 1, out, workers=1, progress=False, plots=False, echo=False)
     for name in ("gantt_old_policy.png", "gantt_srsf_pack.png", "metrics.png"):
         (out / name).write_bytes(b"old")
-    harness._write_csv_atomic(pd.read_csv(out / "summary.csv").query("policy == 'fifo+pack'"), out / "summary.csv")
+    store._write_csv_atomic(pd.read_csv(out / "summary.csv").query("policy == 'fifo+pack'"), out / "summary.csv")
     written = harness.write_artifacts(out)
     assert not (out / "gantt_old_policy.png").exists() and not (out / "gantt_srsf_pack.png").exists()
     assert (out / "gantt_fifo_pack.png") in written and (out / "metrics.png").read_bytes()[:4] == b"\x89PNG"

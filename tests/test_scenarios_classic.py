@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ddl_gym.baselines import list_policies, make_policy
+from ddl_gym.policies import list_policies, make_policy
 from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.placement import PLACEMENT_RULES, get_placement_rule
 from ddl_gym.scenarios import SCENARIOS, get_scenario, load_scenario_file

@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from ddl_gym.baselines.registry import make_policy
+from ddl_gym.policies import make_policy
 from ddl_gym.baselines.sjf_bco.policy import (
     SJF_BCO_MODELS,
     SJF_BCO_PERF_MODEL,

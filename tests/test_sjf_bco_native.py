@@ -108,7 +108,7 @@ def test_estimate_bounds_at_once_equals_the_per_job_loop(world: str) -> None:
 def test_a_policy_that_has_planned_pickles_and_runs_on() -> None:
     import pickle
 
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim import Simulator, run_policy
 
     cluster, workload, model = offline_world(120, seed=4)

@@ -13,7 +13,7 @@ import pytest
 from ddl_gym.baselines.smd.interval_optimum import IntervalOptimum
 from ddl_gym.baselines.smd.optimus import OptimusOfficialPolicy, greedy_allocation
 from ddl_gym.baselines.smd.interval import IntervalInstance, evaluate_interval
-from ddl_gym.baselines.registry import list_policies, make_policy
+from ddl_gym.policies import list_policies, make_policy
 from ddl_gym.scenarios import Scenario, get_scenario, load_scenario_file
 from ddl_gym.sim.engine import RUNNING, Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload

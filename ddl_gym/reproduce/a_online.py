@@ -96,7 +96,7 @@ def _run_task(task: tuple) -> list[dict[str, Any]]:
 
 def _online(exp: str, x: float, seed: int, arch: str, jobs: int, servers: int, horizon: int,
             policies: tuple[str, ...], setup_changes: tuple, policy_kwargs: tuple) -> list[dict[str, Any]]:
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.baselines.a_online.optimum import trivial_lower_bound
 
     scenario = _world(arch, jobs, servers, horizon, **dict(setup_changes))
@@ -141,7 +141,7 @@ def _batch(exp: str, x: float, seed: int, jobs: int, servers: int, tau: int, F: 
 
 
 def _tiny(exp: str, x: float, seed: int, policies: tuple[str, ...]) -> list[dict[str, Any]]:
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.baselines.a_online.optimum import config_ilp, trivial_lower_bound
     from ddl_gym.workloads.aonline import AOnlineSetup, make_aonline_scenario
 

@@ -100,7 +100,7 @@ class Task:
 def run_task(task: Task) -> list[dict[str, Any]]:
     """Every instance, policy and time-scale factor of one (seed, mode); one row each."""
     from ddl_gym.baselines.smd.interval import IntervalInstance, evaluate_interval
-    from ddl_gym.baselines.registry import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim.perf_ps import exact_inner_optimum
     from ddl_gym.workloads.smd_jobs import (
         INSTANCE, RESOURCE_UNIT, SMD_RESOURCES, draw_smd_jobs, smd_time_scale,

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_pipeline import PipelineConfig
+
+if TYPE_CHECKING:  # a type only: perf_pipeline imports this module (lazily) for the mapping
+    from ddl_gym.sim.perf_pipeline import PipelineConfig
 
 CONNECTIVITY: tuple[str, ...] = ("single", "summed")
 

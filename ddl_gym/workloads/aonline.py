@@ -199,7 +199,7 @@ def make_aonline_scenario(name: str, setup: AOnlineSetup, description: str):
 def _define_scenario_class():
     from dataclasses import dataclass as _dc
 
-    from ddl_gym.scenarios import Scenario
+    from ddl_gym.scenario_base import Scenario
 
     @_dc(frozen=True)
     class AOnlineScenario(Scenario):

@@ -53,7 +53,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ddl_gym.scenarios import Scenario
+from ddl_gym.scenario_base import Scenario
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import make_performance_model
 from ddl_gym.sim.perf_ps import MODES, OVERLAP_MODELS, SMDProfile, overlap_coefficients

@@ -28,7 +28,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ddl_gym.scenarios import Scenario
+from ddl_gym.scenario_base import Scenario
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
 from ddl_gym.sim.perf_ps import MODES, SMDProfile, SMDSpeedModel, overlap_coefficients
 

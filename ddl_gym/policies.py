@@ -1,4 +1,9 @@
-"""Policy registry: ``make_policy("srsf+pack")``, ``make_policy("sjf-bco")``, ... and the one naming scheme.
+"""The one registry of policy names: ``make_policy("srsf+pack")``, ``make_policy("sjf-bco")``, ... and the naming scheme.
+
+It names the reference policies (:mod:`ddl_gym.baselines`) and the agents (:mod:`ddl_gym.agents`:
+MCTS, the shipped agents, ``aonline-ppo``) by ``"module:factory"`` strings imported on first use, so
+it sits above both without importing either, and neither imports the other through it.
+(Formerly ``ddl_gym.baselines.registry``, which still imports with a DeprecationWarning.)
 
 Policy specs (what ``--policies`` and :func:`make_policy` take) follow one grammar for every
 family::
@@ -67,6 +72,18 @@ POLICY_ALIASES: dict[str, str] = {}
 _OWN_PLACEMENT: dict[str, str] = {}
 #: canonical name -> one-line description (``ddl-gym list``); kept current by :func:`register_policy`
 POLICY_DESCRIPTIONS: dict[str, str] = {}
+
+
+#: The agents this registry names, as ``"module:ATTRIBUTE"`` strings resolved on use (issue 29: the
+#: reference policies in ddl_gym.baselines never import the RL side; this module imports neither).
+MCTS_TARGET = "ddl_gym.agents.mcts:make_mcts_policy"
+SHIPPED_AGENTS_SOURCE = "ddl_gym.agents.shipped:SHIPPED_AGENTS"
+
+
+def _import_target(target: str) -> Any:
+    """The object a ``"module:ATTRIBUTE"`` string names (ImportError if the module is missing)."""
+    module_name, attribute = target.split(":")
+    return getattr(importlib.import_module(module_name), attribute)
 
 
 def register_policy(name: str, target: str, kwargs: dict[str, Any] | None = None, description: str = "", *,
@@ -212,8 +229,7 @@ def make_policy(name: str, **overrides: Any) -> Any:
     spec = canonical_name(name)
     head, _, options = spec.partition(":")
     if head == "mcts":  # "mcts:guide=srsf+pack,sims=32,depth=20,objective=jct"
-        from ddl_gym.agents.mcts import make_mcts_policy
-
+        make_mcts_policy = _import_target(MCTS_TARGET)
         try:
             return make_mcts_policy(spec, **overrides) if overrides else make_mcts_policy(spec)
         except (ValueError, TypeError) as exc:
@@ -240,13 +256,12 @@ def make_policy(name: str, **overrides: Any) -> Any:
         if not eq or not key.strip():
             raise ConfigError(f"policy {name!r}: option {item!r} is not key=value")
         kwargs = {**kwargs, key.strip(): _parse_option_value(value)}
-    module_name, factory_name = target.split(":")
     try:
-        module = importlib.import_module(module_name)
+        factory = _import_target(target)
     except ImportError as exc:
         raise ConfigError(f"policy {name!r} is not available: {exc}") from None
     try:
-        return getattr(module, factory_name)(**{**kwargs, **overrides})
+        return factory(**{**kwargs, **overrides})
     except TypeError as exc:  # an option the factory does not take
         raise ConfigError(f"policy {name!r}: {exc}") from None
 
@@ -320,8 +335,12 @@ register_policy("aonline-ppo", "ddl_gym.agents.elastic:make_elastic_agent", {},
 
 # ---------------------------------------------------------------------------------------------------
 # Shipped agents (issue 14): trained agents committed under leaderboard/, by short name (agents/shipped.py).
-from ddl_gym.agents.shipped import SHIPPED_AGENTS as _SHIPPED  # noqa: E402  (light: no torch import)
-
+# Read through its "module:ATTRIBUTE" string like every target here (light: no torch import), so this
+# registry imports neither ddl_gym.agents nor ddl_gym.baselines; skipped where the agents are not installed.
+try:
+    _SHIPPED = _import_target(SHIPPED_AGENTS_SOURCE)
+except ImportError:  # pragma: no cover - an installation without ddl_gym.agents
+    _SHIPPED = {}
 for _agent in _SHIPPED.values():
     register_policy(_agent.name, "ddl_gym.agents.shipped:load_shipped", {"name": _agent.name},
                     f"shipped agent: {_agent.description}")
