@@ -23,6 +23,11 @@ from typing import Sequence
 MOVED_MODULES: dict[str, str] = {
     # the policy registry: above baselines/ and agents/
     "ddl_gym.baselines.registry": "ddl_gym.policies",
+    # sim/perf/: one module per performance model
+    "ddl_gym.sim.perf_pipeline": "ddl_gym.sim.perf.pipeline",
+    "ddl_gym.sim.perf_ps": "ddl_gym.sim.perf.ps",
+    "ddl_gym.sim.perf_aonline": "ddl_gym.sim.perf.aonline",
+    "ddl_gym.sim.heavy_edge": "ddl_gym.sim.perf.pipeline_mapping",
     # baselines/: one package per paper family
     "ddl_gym.baselines.sjf_bco_plan": "ddl_gym.baselines.sjf_bco.plan",
     "ddl_gym.baselines.heavy_edge": "ddl_gym.baselines.a_srpt.server_selection",

@@ -17,7 +17,7 @@ from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ResourceType, Workload
-from ddl_gym.sim.perf_aonline import (
+from ddl_gym.sim.perf.aonline import (
     SLOT_SECONDS, AOnlinePSModel, AOnlineProfile, AOnlineRAModel, duration_slots, ps_rate, ra_rate,
 )
 from ddl_gym.workloads.aonline import AOnlineSetup, make_aonline_scenario

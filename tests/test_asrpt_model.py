@@ -11,7 +11,7 @@ import pytest
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
-from ddl_gym.sim.perf_pipeline import (
+from ddl_gym.sim.perf.pipeline import (
     PipelineConfig,
     PipelineRateModel,
     StageProfile,

@@ -14,7 +14,7 @@ from ddl_gym.baselines.a_srpt.paper_baselines import PredictedOrderPolicy
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError
-from ddl_gym.sim.perf_pipeline import PipelineConfig, PipelineRateModel, StageProfile
+from ddl_gym.sim.perf.pipeline import PipelineConfig, PipelineRateModel, StageProfile
 from ddl_gym.workloads.asrpt import asrpt_sim_scenario
 from tests.test_asrpt_model import pipeline_workload
 

@@ -17,7 +17,7 @@ from ddl_gym.baselines.a_srpt.prediction import (
 )
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.model import ConfigError, ModelProfile, Workload
-from ddl_gym.sim.perf_pipeline import PipelineConfig, PipelineRateModel, alpha_min_tilde
+from ddl_gym.sim.perf.pipeline import PipelineConfig, PipelineRateModel, alpha_min_tilde
 from ddl_gym.sim.zoo_pipeline import SINGLE_GPU_POOL, partition, plan_configs, stage_config, table_i_models
 from ddl_gym.workloads.asrpt import trace_workload
 from ddl_gym.workloads.csv_io import read_workload_csv, write_workload_csv

@@ -16,9 +16,9 @@ from ddl_gym.baselines.a_srpt.server_selection import (
 )
 from ddl_gym.placement import PLACEMENT_RULES, get_placement_rule
 from ddl_gym.sim.engine import Simulator
-from ddl_gym.sim.heavy_edge import heavy_edge, job_graph
+from ddl_gym.sim.perf.pipeline_mapping import heavy_edge, job_graph
 from ddl_gym.sim.model import ClusterSpec, ConfigError
-from ddl_gym.sim.perf_pipeline import PipelineConfig, PipelineRateModel, StageProfile, iteration_time
+from ddl_gym.sim.perf.pipeline import PipelineConfig, PipelineRateModel, StageProfile, iteration_time
 from tests.conftest import make_cluster, make_workload
 from tests.test_asrpt_model import EXAMPLE, pipeline_workload
 

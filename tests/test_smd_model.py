@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ClusterSpec, ConfigError
 from ddl_gym.sim.perf import make_performance_model
-from ddl_gym.sim.perf_ps import (
+from ddl_gym.sim.perf.ps import (
     PER_JOB_TYPE, SMDProfile, SMDSpeedModel, brute_force_inner_optimum, exact_inner_optimum, overlap_coefficients,
     priority_link_simulation, priority_times, ps_allocation, sequential_times, sigmoid_utility, smd_allocation,
     wait_free_times,

@@ -17,7 +17,7 @@ from ddl_gym.policies import list_policies, make_policy
 from ddl_gym.scenarios import Scenario, get_scenario, load_scenario_file
 from ddl_gym.sim.engine import RUNNING, Simulator, run_policy
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
-from ddl_gym.sim.perf_ps import SMDSpeedModel, exact_inner_optimum
+from ddl_gym.sim.perf.ps import SMDSpeedModel, exact_inner_optimum
 from ddl_gym.workloads.smd_jobs import (
     PS_PLACEHOLDER_MODEL, draw_smd_jobs, instance_cluster, pooled_cluster, smd_scenario, smd_time_scale, smd_workload,
 )

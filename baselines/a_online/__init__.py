@@ -15,7 +15,7 @@
 
 Readings (options of :class:`AOnlinePolicy`, default first): ``mode`` = ``calendar`` | ``paper``
 (Alg. 1 l.8 literally, ``paper_alpha`` = 4) (C5 #1), ``tie_break`` = ``listing`` | ``completion`` (``a-online-ect``),
-``order`` = ``arrival`` | ``density`` (C5 #8). The performance model (ρ, slots) is :mod:`ddl_gym.sim.perf_aonline`.
+``order`` = ``arrival`` | ``density`` (C5 #8). The performance model (ρ, slots) is :mod:`ddl_gym.sim.perf.aonline`.
 """
 
 from ddl_gym.baselines.a_online.policy import (  # the former module ddl_gym.baselines.a_online: its public names

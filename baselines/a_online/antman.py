@@ -24,7 +24,7 @@ import numpy as np
 
 from ddl_gym.baselines.a_online.common import SelfDrivingPolicy, alloc_use, fixed_config, place_fixed, require_aonline
 from ddl_gym.sim.engine import Simulator
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 
 class AntMan(SelfDrivingPolicy):

@@ -12,7 +12,7 @@ from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ARCH_ALLREDUCE_ELASTIC, ARCH_PS, ClusterSpec, ConfigError, Workload
-from ddl_gym.sim.perf_aonline import (
+from ddl_gym.sim.perf.aonline import (
     SLOT_SECONDS, AOnlineProfile, ideal_config, ps_count_for_bandwidth, ps_rate, ra_rate,
 )
 from ddl_gym.baselines.a_online.mincost import JobRates, Schedule

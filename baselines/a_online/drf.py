@@ -20,7 +20,7 @@ from ddl_gym.baselines.a_online.common import SelfDrivingPolicy, ideal_of, requi
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ARCH_PS
-from ddl_gym.sim.perf_aonline import ps_count_for_bandwidth
+from ddl_gym.sim.perf.aonline import ps_count_for_bandwidth
 
 
 class DominantResourceFairness(SelfDrivingPolicy):

@@ -23,7 +23,7 @@ from ddl_gym.baselines.a_online.policy import AOnlinePolicy
 from ddl_gym.baselines.a_online.mincost import Schedule
 from ddl_gym.baselines.a_online.common import alloc_use, place_on
 from ddl_gym.sim.model import ARCH_PS
-from ddl_gym.sim.perf_aonline import ideal_config
+from ddl_gym.sim.perf.aonline import ideal_config
 
 
 def jain_batch(policy: AOnlinePolicy, jobs: list[int], beta: np.ndarray) -> list[tuple[int, Schedule]]:

@@ -37,7 +37,7 @@ import numpy as np
 
 from ddl_gym.baselines.a_online.common import job_rates
 from ddl_gym.sim.model import ARCH_PS, ClusterSpec, ConfigError, Workload
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 
 @dataclass(frozen=True)

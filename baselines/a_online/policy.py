@@ -51,7 +51,7 @@ from ddl_gym.baselines.a_online.common import (
 )
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ARCH_PS, ConfigError
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS, ideal_config
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS, ideal_config
 
 W_MIN_DEFAULT = 200.0  # generator's lower weight bound (C5 #9)
 

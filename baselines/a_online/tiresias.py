@@ -30,7 +30,7 @@ from ddl_gym.baselines.a_online.common import (
     SelfDrivingPolicy, alloc_use, fixed_config, normalised_footprint, place_fixed, require_aonline,
 )
 from ddl_gym.sim.engine import RUNNING, Simulator
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 
 class Tiresias(SelfDrivingPolicy):

@@ -6,7 +6,7 @@
   communication-heavy test of line 6, delay of lines 8–20, best-fit of lines 21–23).
 * :mod:`~ddl_gym.baselines.a_srpt.server_selection` — server selection (Alg. 1 lines 8–23:
   ``consolidate``, ``fragment``, ``literal_ascending``, ``pack``) followed by the Heavy-Edge stage
-  mapping (§IV-B, :mod:`ddl_gym.sim.heavy_edge`), and the exact mapping ILP of Table II.
+  mapping (§IV-B, :mod:`ddl_gym.sim.perf.pipeline_mapping`), and the exact mapping ILP of Table II.
 * :mod:`~ddl_gym.baselines.a_srpt.prediction` — iteration predictors (§IV-C-3, Fig. 9): the
   paper's random forest on (group, user), statistics and perfect predictors.
 * :mod:`~ddl_gym.baselines.a_srpt.paper_baselines` — §V-A-1-d: SPJF, SPWF, WCS-Duration,

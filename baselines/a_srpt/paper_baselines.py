@@ -36,7 +36,7 @@ import numpy as np
 from ddl_gym.baselines.a_srpt.server_selection import SERVER_SELECTIONS, place_pipeline
 from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_pipeline import require_pipeline_scenario, pipeline_oracle
+from ddl_gym.sim.perf.pipeline import require_pipeline_scenario, pipeline_oracle
 
 #: name -> (key, work-conserving)
 BASELINES: dict[str, tuple[str, bool]] = {

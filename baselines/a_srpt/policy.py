@@ -45,7 +45,7 @@ import numpy as np
 from ddl_gym.baselines.a_srpt.server_selection import place_pipeline, place_pipeline_traced
 from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_pipeline import require_pipeline_scenario, BoundPipelineModel, pipeline_oracle
+from ddl_gym.sim.perf.pipeline import require_pipeline_scenario, BoundPipelineModel, pipeline_oracle
 
 COMM_HEAVY = 1.5  # Luo §IV-C-1 ("1.5 in our experiments")
 

@@ -14,7 +14,7 @@ Two steps, as the paper and Algorithm 1 use them:
    * ``"pack"``: the single server with the fewest free GPUs that holds the whole job (best fit), else
      ``"consolidate"`` (the baselines' default: the fewest servers without fragmenting empty ones).
 
-2. **GPU mapping** — :func:`ddl_gym.sim.heavy_edge.heavy_edge` assigns stage replicas to those servers.
+2. **GPU mapping** — :func:`ddl_gym.sim.perf.pipeline_mapping.heavy_edge` assigns stage replicas to those servers.
 
 :func:`place_pipeline` combines them into an :class:`~ddl_gym.sim.alloc.Allocation` (lowest free GPU
 ids of each chosen server, with their stage labels). The placement rules ``heavy_edge_consolidate``
@@ -39,9 +39,9 @@ import numpy as np
 
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import Simulator
-from ddl_gym.sim.heavy_edge import heavy_edge
+from ddl_gym.sim.perf.pipeline_mapping import heavy_edge
 from ddl_gym.sim.model import ARCH_PIPELINE, ConfigError
-from ddl_gym.sim.perf_pipeline import EQ6_READINGS, PipelineConfig, iteration_time
+from ddl_gym.sim.perf.pipeline import EQ6_READINGS, PipelineConfig, iteration_time
 
 SERVER_SELECTIONS: tuple[str, ...] = ("consolidate", "fragment", "literal_ascending", "pack")
 

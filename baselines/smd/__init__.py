@@ -14,7 +14,7 @@
 
 Readings (options of :class:`SMDPolicy`, default first): ``rounding`` = ``best-of-F`` | ``literal``
 (Alg. 2 line 3), ``mkp`` = ``exact`` | ``frieze-clarke`` (with ``q``), ``eps``, ``attempts``.
-The speed functions (eqs. (9), (10)) live in :mod:`ddl_gym.sim.perf_ps`.
+The speed functions (eqs. (9), (10)) live in :mod:`ddl_gym.sim.perf.ps`.
 """
 
 from ddl_gym.baselines.smd.policy import (  # the former module ddl_gym.baselines.smd: its public names

@@ -11,7 +11,7 @@ Two ways to evaluate a policy, which agree bit for bit (a test checks it):
 * :func:`evaluate_interval` — the **static evaluator** ``(policy, instance) -> (x, w, p, utilities)``;
 * the event engine — :class:`IntervalPolicy` is a native scheduler with the ``"reject"``
   capability: at each decision point it plans the queued jobs as one interval, starts the admitted
-  ones with :func:`~ddl_gym.sim.perf_ps.smd_allocation` and rejects the others
+  ones with :func:`~ddl_gym.sim.perf.ps.smd_allocation` and rejects the others
   (``Simulator.reject``). ``run_episode`` does the same through :func:`ddl_gym.sim.run_policy`, so
   the harness (``ddl-gym eval``) runs every interval policy on the engine.
 
@@ -33,7 +33,7 @@ from ddl_gym.baselines.smd.mkp import MKP_METHODS, solve_mkp
 from ddl_gym.sim.engine import RUNNING, Simulator, run_policy
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
-from ddl_gym.sim.perf_ps import SMDProfile, smd_allocation
+from ddl_gym.sim.perf.ps import SMDProfile, smd_allocation
 
 
 def check_ps_workload(policy: str, workload: Workload, scenario: str | None = None,

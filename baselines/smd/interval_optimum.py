@@ -3,7 +3,7 @@
 The decomposition is exact: constraint (2) does not involve ``(w, p)`` and (3) and the objective
 separate per job, so ``OPT = MKP(u*)`` with ``u*_i = max_{(w,p) ∈ Z²_{++}, (7)} μ_i(E_i/f_i(p, w))``.
 Since μ is non-increasing, ``u*_i`` is μ of the smallest completion time, found exactly by
-:func:`~ddl_gym.sim.perf_ps.exact_inner_optimum` (enumeration of every ``w``, the convex ``p``
+:func:`~ddl_gym.sim.perf.ps.exact_inner_optimum` (enumeration of every ``w``, the convex ``p``
 direction solved exactly); the MKP is solved exactly by HiGHS MILP. This yields the exact
 approximation ratio SMD/OPT at every instance size (Yu's Fig. 11 only at 1000× capacity).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ddl_gym.baselines.smd.interval import AllocateThenAdmit, IntervalInstance
-from ddl_gym.sim.perf_ps import exact_inner_optimum
+from ddl_gym.sim.perf.ps import exact_inner_optimum
 
 
 class IntervalOptimum(AllocateThenAdmit):

@@ -32,7 +32,7 @@ import numpy as np
 
 from ddl_gym.baselines.smd.interval import AllocateThenAdmit, IntervalDecision, IntervalInstance, IntervalPolicy
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_ps import SMDProfile
+from ddl_gym.sim.perf.ps import SMDProfile
 
 OPTIMUS_GAINS: tuple[str, ...] = ("utility", "time")
 

@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ddl_gym.sim.perf_ps import SMDProfile, SpeedKeyCache
+from ddl_gym.sim.perf.ps import SMDProfile, SpeedKeyCache
 
 ROUNDING_SEMANTICS: tuple[str, ...] = ("best-of-F", "literal")
 LITERAL_MAX_DRAWS = 10_000

@@ -18,7 +18,7 @@ from gymnasium import spaces
 from ddl_gym.envs.base import SimulatorEnv, action_index
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 MENU_ITEMS = ("max", "ideal", "fixed", "min")
 JOB_FEATURES = ("present", "weight", "waited", "chunks")
@@ -220,7 +220,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
     # ------------------------------------------------------------------ internals
     def _runtime(self, job: int, m: int, p: int, n: int, colocated: bool) -> float:
         """Seconds the job runs with ``n`` workers of type ``m`` (PS type ``p``)."""
-        from ddl_gym.sim.perf_aonline import Config, config_rate
+        from ddl_gym.sim.perf.aonline import Config, config_rate
 
         arch = int(self.sim.workload.arch[job])
         rate = config_rate(self._profiles[job], self.sim.cluster, arch, Config(m, p, n, 1, colocated))

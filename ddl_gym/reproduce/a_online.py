@@ -41,7 +41,7 @@ import pandas as pd
 
 from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, format_seeds, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, all_of, best_of, compare, equal, monotone, render_claims
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 BASELINES = ("fifo-mr", "drf", "antman", "tiresias")
 EXTRA = ("a-online-paper", "tiresias-dlas")

@@ -264,8 +264,8 @@ def table2(cases: int, seed: int = 0) -> pd.DataFrame:
     (2 × 4, 4 × 2 and 8 × 1 stages × replicas: the paper does not say which it used) and GPT-175B
     (8 × 1, 4 × 2; memory check off)."""
     from ddl_gym.baselines.a_srpt.server_selection import exact_mapping, select_servers
-    from ddl_gym.sim.heavy_edge import heavy_edge
-    from ddl_gym.sim.perf_pipeline import iteration_time
+    from ddl_gym.sim.perf.pipeline_mapping import heavy_edge
+    from ddl_gym.sim.perf.pipeline import iteration_time
     from ddl_gym.sim.zoo_pipeline import stage_config
 
     configs = {f"VGG19 {s}x{8 // s}": stage_config("vgg19", s, 8) for s in (2, 4, 8)}

@@ -101,7 +101,7 @@ def run_task(task: Task) -> list[dict[str, Any]]:
     """Every instance, policy and time-scale factor of one (seed, mode); one row each."""
     from ddl_gym.baselines.smd.interval import IntervalInstance, evaluate_interval
     from ddl_gym.policies import make_policy
-    from ddl_gym.sim.perf_ps import exact_inner_optimum
+    from ddl_gym.sim.perf.ps import exact_inner_optimum
     from ddl_gym.workloads.smd_jobs import (
         INSTANCE, RESOURCE_UNIT, SMD_RESOURCES, draw_smd_jobs, smd_time_scale,
     )
@@ -403,7 +403,7 @@ DEVIATIONS = """\
 
 def overlap_study(seed: int = 0, jobs: int = 200) -> str:
     """Per-sample time of the four overlap models on layer profiles drawn from Yu §V's ranges (a table)."""
-    from ddl_gym.sim.perf_ps import (
+    from ddl_gym.sim.perf.ps import (
         overlap_coefficients, priority_link_simulation, priority_times, sequential_times, wait_free_times,
     )
 

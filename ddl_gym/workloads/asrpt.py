@@ -34,7 +34,7 @@ import numpy as np
 
 from ddl_gym.scenario_base import GBPS, Scenario
 from ddl_gym.sim.model import ARCH_PIPELINE, ClusterSpec, ConfigError, Workload
-from ddl_gym.sim.perf_pipeline import PipelineRateModel
+from ddl_gym.sim.perf.pipeline import PipelineRateModel
 from ddl_gym.sim.zoo_pipeline import TESTBED_MEMORY_BYTES, summary_profile
 from ddl_gym.workloads.recurring import RecurringSpec, RecurringTrace, generate_recurring_trace, window_arrivals
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_pipeline import PipelineConfig, alpha_min_tilde
+from ddl_gym.sim.perf.pipeline import PipelineConfig, alpha_min_tilde
 from ddl_gym.sim.zoo_pipeline import SINGLE_GPU_POOL, V100_MEMORY_BYTES, plan_configs, table_i_models
 
 #: Philly RFold job sizes > 1 rounded up to a power of two (6, 7 -> 8; 12 -> 16; 20-28 -> 32; 48 -> 64;

@@ -29,7 +29,7 @@ is. The two agree when ``x^m_s = 1`` (so α_max is the same under both).
 
 **α_max and α̃_min** (Luo §III-B, §IV-B). ``α_max`` is (7) with the job on ``g_i`` servers, one
 replica on each, every server of the cluster's largest GPU count ``g``. ``α̃_min`` is (7) on the
-Heavy-Edge mapping (:mod:`ddl_gym.sim.heavy_edge`) of the job onto ``⌈g_i/g⌉`` empty servers, the
+Heavy-Edge mapping (:mod:`ddl_gym.sim.perf.pipeline_mapping`) of the job onto ``⌈g_i/g⌉`` empty servers, the
 first ``⌈g_i/g⌉ − 1`` giving ``g`` GPUs and the last the rest. Both depend only on the job's
 configuration and the cluster, so they are computed once per configuration and cached.
 
@@ -300,7 +300,7 @@ def alpha_min_tilde(config: PipelineConfig, gpus_per_server: int, inter_bandwidt
     Heavy-Edge's random fallback (only reached when the remaining replicas are not connected) draws
     from a generator seeded with 0, so the value is a constant of the configuration.
     """
-    from ddl_gym.sim.heavy_edge import heavy_edge
+    from ddl_gym.sim.perf.pipeline_mapping import heavy_edge
 
     sizes = fewest_servers(config.gpus, gpus_per_server)
     mapping = heavy_edge(config, sizes, np.random.default_rng(0))
@@ -449,7 +449,7 @@ class BoundPipelineModel:
 
     def _heavy_edge_rows(self, job: int, alloc: Allocation) -> list[tuple[int, list[int]]]:
         """Decision (module docstring): plain GPU ids are mapped with Heavy-Edge on their servers."""
-        from ddl_gym.sim.heavy_edge import heavy_edge
+        from ddl_gym.sim.perf.pipeline_mapping import heavy_edge
 
         servers, counts = np.unique(self._gpu_server[alloc.gpu_ids], return_counts=True)
         order = sorted(range(servers.size), key=lambda i: (-int(counts[i]), int(servers[i])))

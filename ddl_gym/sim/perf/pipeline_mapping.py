@@ -39,7 +39,7 @@ import numpy as np
 from ddl_gym.sim.model import ConfigError
 
 if TYPE_CHECKING:  # a type only: perf_pipeline imports this module (lazily) for the mapping
-    from ddl_gym.sim.perf_pipeline import PipelineConfig
+    from ddl_gym.sim.perf.pipeline import PipelineConfig
 
 CONNECTIVITY: tuple[str, ...] = ("single", "summed")
 
