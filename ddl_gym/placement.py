@@ -165,7 +165,7 @@ def random_fit(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray
     if need == 1:
         # Generator.choice(n, 1, replace=False) draws one bounded integer in [0, n) (Floyd's method,
         # one step) exactly as Generator.integers(n) does: the same GPU and the same generator state
-        # (tests/test_joblevel_scale_paths.py checks it), at a fraction of the call overhead.
+        # (tests/baselines/classic/test_joblevel_scale_paths.py checks it), at a fraction of the call overhead.
         return free[[rng.integers(free.size)]]
     return np.sort(rng.choice(free, size=need, replace=False))
 

@@ -14,7 +14,7 @@ pinned per trace source (:data:`DIGEST_FILES`; :func:`trace_source` asks the wor
 
 ``python -m tests.asrpt_schedule_cases --write`` records the current source's file (only for an
 intended behaviour change, said so in the commit; run it in both layouts, e.g. once in a clone with no
-``../shared`` beside it); ``tests/test_asrpt_schedules.py`` compares.
+``../shared`` beside it); ``tests/baselines/a_srpt/test_asrpt_schedules.py`` compares.
 """
 
 from __future__ import annotations

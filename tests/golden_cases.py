@@ -5,7 +5,7 @@ parameters) rather than by scenario name, so renaming or recalibrating a named s
 move a golden digest; only a change in simulation behaviour does.
 
 ``python -m tests.golden_cases --write`` records ``tests/golden/digests.json`` (run it only when a
-behaviour change is intended, and say so in the commit); ``tests/test_golden.py`` recomputes every
+behaviour change is intended, and say so in the commit); ``tests/sim/test_golden.py`` recomputes every
 case and compares.
 """
 

@@ -7,7 +7,7 @@ the executed :class:`SimResult` (per-job start/finish, GPUs). Offline cases use 
 where jobs wait; online cases re-plan at every arrival batch.
 
 ``python -m tests.sjf_bco_digest_cases --write`` records ``tests/golden/sjf_bco_digests.json`` (only
-when a behaviour change is intended); ``tests/test_sjf_bco_digests.py`` recomputes and compares.
+when a behaviour change is intended); ``tests/baselines/sjf_bco/test_sjf_bco_digests.py`` recomputes and compares.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ running jobs. A classic spreading policy on the same 1,024 GPUs covers the engin
 with no plan in between. Recorded before the SJF-BCO speed-up of issue 13.
 
 ``python -m tests.sjf_bco_scale_cases --write`` records ``tests/golden/sjf_bco_scale_digests.json``
-(only when a behaviour change is intended); ``tests/test_sjf_bco_digests.py`` compares.
+(only when a behaviour change is intended); ``tests/baselines/sjf_bco/test_sjf_bco_digests.py`` compares.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ first: the spec's choice). A-SRPT's fragmentation-aware selection for non-commun
 ("servers with lower availability, reserving higher-availability servers") is one of its claimed
 contributions, so the baselines do not get it. ``selection="pack"`` (best fit when the job fits on
 one server, else consolidate) gives them an equally fragmentation-aware placement. It is a named
-switch, and the reproduction reports it because it flips the headline (``notes/a_srpt/report.md``).
+switch, and the reproduction reports it because it flips the headline (``docs/reproductions/a_srpt/report.md``).
 
 =================  ==========================================  =================================
 policy             key                                         work-conserving?

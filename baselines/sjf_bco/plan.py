@@ -62,7 +62,7 @@ Decisions where the paper is ambiguous (each is cited where it is implemented):
   order (server to server) under its own bisected ``θ^FF``; LS = top-``G_j`` least-``U`` GPUs under
   bisected ``θ^LS``; RAND = ``G_j`` available GPUs uniformly at random with ``θ^RAND = T``.
 
-Speed (every decision identical; ``tests/test_sjf_bco_digests.py`` pins plans and executions):
+Speed (every decision identical; ``tests/baselines/sjf_bco/test_sjf_bco_digests.py`` pins plans and executions):
 
 * **Trial reuse across bisection steps.** θ enters a trial only through tests ``x <= θ_u + ε``
   (:meth:`Trial._within`). A trial records the largest ``x`` that passed and the smallest that
@@ -82,7 +82,7 @@ Speed (every decision identical; ``tests/test_sjf_bco_digests.py`` pins plans an
   waiting for every running job).
 * **Compiled build.** ``scripts/build_native.py`` compiles this module with mypyc like the engines
   (``BUILD`` says which is in use; the plan records stay this module's classes; ``DDL_GYM_PURE_PYTHON=1``
-  disables it); ``tests/test_sjf_bco_native.py`` compares the two builds' plans.
+  disables it); ``tests/baselines/sjf_bco/test_sjf_bco_native.py`` compares the two builds' plans.
 
 Readings that change a headline are named options (:class:`PlanOptions`); the defaults are the
 readings above, and ``ddl-gym reproduce sjf-bco`` prints the headline under each of the others:
@@ -160,7 +160,7 @@ def _pairwise_sum(values: list[float], first: int, count: int) -> float:
 
 def _server_sum(values: list[float], start: int, stop: int) -> float:
     """``np.add.reduceat`` of one server's GPUs, bit for bit: the first value plus numpy's pairwise
-    sum of the rest (``tests/test_sjf_bco_native.py`` checks it against numpy), on a plain list."""
+    sum of the rest (``tests/baselines/sjf_bco/test_sjf_bco_native.py`` checks it against numpy), on a plain list."""
     return values[start] + _pairwise_sum(values, start + 1, stop - start - 1) if stop - start > 1 else values[start]
 
 

@@ -67,7 +67,7 @@ _INFO_NAMES = tuple(name for name, _ in INFO_FIELDS)
 def _info_dicts(columns: list[list[Any]], masks: list[np.ndarray]) -> list[dict[str, Any]]:
     """Per sub-env, the :data:`INFO_FIELDS` values of ``columns`` (one list per field) and its
     ``action_mask`` row as a dict. The SB3 front end builds one per env and step: a dict display costs
-    half of ``dict(zip(names, values))``, so the keys are written out here (``tests/test_vector.py``
+    half of ``dict(zip(names, values))``, so the keys are written out here (``tests/envs/test_vector.py``
     checks they are :data:`INFO_FIELDS`' names, in order)."""
     invalid, executed, sim_time, queue, running, finished = columns
     return [{"invalid_action": a, "executed_action": b, "sim_time": c, "queue_length": d, "running_jobs": e,

@@ -19,7 +19,7 @@ A-Online episode here (jain-greedy two), so the default grid uses smaller worlds
 distributions (10-40 jobs, 10 servers, T = 100; the scenario block on ``aonline-ps-small``);
 ``--paper-scale`` runs 20-60 jobs on 20 servers and the scenario block on ``aonline-ps`` itself.
 ``--quick`` shrinks everything to run in a few minutes; its claims table is committed as
-``notes/a_online/claims_quick.md`` and a test regenerates it.
+``docs/reproductions/a_online/claims_quick.md`` and a test regenerates it.
 
 Verdicts come from :mod:`ddl_gym.reproduce.verdict` (paired by seed). Our numbers are printed beside
 the paper's words; nothing asserts the paper's numbers.
@@ -435,10 +435,10 @@ def _plots(df: pd.DataFrame, out: Path) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The ``ddl-gym reproduce a-online`` argument parser."""
     parser = argparse.ArgumentParser(prog="ddl-gym reproduce a-online", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny grid (about a minute); claims in notes/a_online/claims_quick.md")
+    parser.add_argument("--quick", action="store_true", help="tiny grid (about a minute); claims in docs/reproductions/a_online/claims_quick.md")
     add_seeds_argument(parser, "3 worlds per point (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/a_online"))
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_online/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/a_online/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
     add_workers_argument(parser, 2)
     parser.add_argument("--no-scenario-scale", action="store_true", help="skip the scenario-scale block")

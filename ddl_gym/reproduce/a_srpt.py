@@ -583,7 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--full", action="store_true", help="paper scale: 250 x 8 GPUs, 37.5k-150k-job windows (hours)")
     add_seeds_argument(parser, "per grid (--quick 2, default 3, --full 5)")
     parser.add_argument("--out", type=Path, default=Path("results/a_srpt"), help="output folder")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_srpt/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/a_srpt/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
     add_workers_argument(parser, min(2, os.cpu_count() or 1))
     parser.add_argument("--table2-cases", type=int, default=None, help="Heavy-Edge vs ILP cases (default 20; --quick 4)")

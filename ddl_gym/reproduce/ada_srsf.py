@@ -28,7 +28,7 @@ Experiments (every distinct run is simulated once and reused by every table that
 Verdicts come from :mod:`ddl_gym.reproduce.verdict` (paired by seed). ``--quick`` runs every
 experiment except η and the gap study at the authors' job scale (1–6 iterations, arrivals within
 1.2 s, times ×1000) on 2 seeds: seconds instead of minutes; its claims table is committed as
-``notes/ada_srsf/claims_quick.md``.
+``docs/reproductions/ada_srsf/claims_quick.md``.
 
 Outputs in ``--out``: ``episodes.csv`` (one row per run and seed), ``jct.csv`` (per-job JCTs),
 ``report.md``, ``claims.md``, ``jct_cdf_*.png`` (JCT CDFs, matplotlib Agg).
@@ -671,9 +671,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_seeds_argument(parser, "3 (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/ada_srsf"), help="output folder")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/ada_srsf/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/ada_srsf/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
-                        help="also write the claims table here (notes/ada_srsf/claims_quick.md with --quick)")
+                        help="also write the claims table here (docs/reproductions/ada_srsf/claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true",
                         help="the authors' job scale (1-6 iterations within 1.2 s), 2 seeds, fewer κ, no η/gap study")
     parser.add_argument("--extras", action="store_true",

@@ -18,7 +18,7 @@ Every plan is executed in the event simulator (real contention); simulated and p
 are both recorded. Verdicts come from :mod:`ddl_gym.reproduce.verdict`. Outputs in ``--out``:
 ``rows.csv`` (one row per run), ``fig4.png`` … ``fig7.png``, ``report.md`` and ``claims.md`` (the
 headline under each reading and the claims table; ``--quick`` writes the version committed as
-``notes/sjf_bco_claims_quick.md``).
+``docs/reproductions/sjf_bco/claims_quick.md``).
 """
 
 from __future__ import annotations
@@ -735,9 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--first-seed", type=seed_type, default=None, metavar="F",
                         help="older spelling: shifts seeds 0..N-1 to F..F+N-1 (same as --seeds F:F+N)")
     parser.add_argument("--out", type=Path, default=Path("results/sjf-bco"), help="output directory")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (e.g. notes/sjf_bco_report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (e.g. docs/reproductions/sjf_bco/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
-                        help="also write the claims table here (e.g. notes/sjf_bco_claims_quick.md with --quick)")
+                        help="also write the claims table here (e.g. docs/reproductions/sjf_bco/claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true", help="Fig. 6 at 10 and 20 servers only, 1 seed by default")
     add_workers_argument(parser, min(4, os.cpu_count() or 1))
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

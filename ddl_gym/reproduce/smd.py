@@ -22,7 +22,7 @@ definition), optimus-time, optimus-official, and the exact optimum OPT (spec B7)
 * time-scale sensitivity — Figs. 7–10 again at ×0.5 and ×2 the calibrated time scale.
 
 Verdicts come from :mod:`ddl_gym.reproduce.verdict` (paired by seed). ``--quick``: 2 seeds, ε = 0.05,
-I ≤ 20 — seconds; its claims table is committed as ``notes/smd/claims_quick.md`` and a test
+I ≤ 20 — seconds; its claims table is committed as ``docs/reproductions/smd/claims_quick.md`` and a test
 regenerates it. Outputs in ``--out``: ``rows.csv`` (one row per instance, policy and time-scale
 factor), ``report.md``, ``claims.md``, ``fig7_8.png`` … ``fig12.png``.
 """
@@ -555,9 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_seeds_argument(parser, "10 (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/smd"), help="output folder")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/smd/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/smd/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
-                        help="also write the claims table here (notes/smd/claims_quick.md with --quick)")
+                        help="also write the claims table here (docs/reproductions/smd/claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true", help="2 seeds, eps = 0.05, I <= 20: seconds")
     parser.add_argument("--eps", type=float, default=None, help="Algorithm 1's grid precision (default 0.01)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")

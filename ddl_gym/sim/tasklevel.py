@@ -80,7 +80,7 @@ Engine (decisions):
   ``engine_kernel()`` (a copy of its ``decide_hold``, cross-checked against it in debug mode),
   so that a query (a waiting all-reduce is asked about 6 times per admission) is no call into the
   policy module.
-  ``tests/test_tasklevel_golden.py`` checks the schedules against digests recorded before these
+  ``tests/sim/test_tasklevel_golden.py`` checks the schedules against digests recorded before these
   changes.
 * **Compiled build** (optional): ``scripts/build_native.py`` compiles this very file with
   mypyc (several times less CPU per episode, ``scripts/bench_tasklevel.py``; same integer/float

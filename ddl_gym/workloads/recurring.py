@@ -31,7 +31,7 @@ of test jobs unseen, the forest exact on 53 % / 49 % of test jobs (paper: "appro
 absolute errors mean : median : RF = 557 : 453 : 369 / 645 : 552 : 369 (paper: 593 : 563 : 369, user
 scope, :mod:`ddl_gym.baselines.a_srpt.prediction`). The forest stays below 60 % because its bootstrap mixes
 the smallest groups with neighbouring ids (a per-group median is exact on 67 %); reaching 60 % would
-need fewer unseen jobs than "65 % in groups of ≥ 5" leaves. ``tests/test_asrpt_workload.py`` checks
+need fewer unseen jobs than "65 % in groups of ≥ 5" leaves. ``tests/workloads/test_asrpt_workload.py`` checks
 these targets.
 * **Arrivals**: Philly's (RFold table) inter-arrival gaps, in trace order, cycled when the trace is
   longer than the table, each capped at the table's 99.9th percentile (4,841 s); a window's gaps are
