@@ -18,7 +18,7 @@ Why the pieces below exist (each answers a way plain ``model.learn`` on the clon
   so shrinks every later cost by a factor ``gamma``, which pays more than the wait costs. With
   ``gamma = 0.995`` PPO learnt exactly that — it idled the cluster: at actor lr 3e-5, 37 % of
   its greedy actions were "advance" after 82k steps and 62 % after 200k (validation avg JCT
-  +25 %); at lr 3e-4, 64 % after 150k (+27 %) (``notes/finetune/``). Every default episode has the same number of job starts, so the
+  +25 %); at lr 3e-4, 64 % after 150k (+27 %) (``docs/agents/finetune/``). Every default episode has the same number of job starts, so the
   undiscounted return is −Σ JCT and nothing can be gained by adding decisions.
 * **Observation statistics stay frozen**: the clone's VecNormalize statistics are loaded and not
   updated (the network was fitted to exactly those inputs); rewards are not normalised (the

@@ -4,7 +4,7 @@
 now?": the first job in the policy's priority order that fits (``G_j <=`` free GPUs) is started with
 the policy's placement rule if that job is in the env's queue window; otherwise (nothing fits, or
 the job lies beyond the window) the action is 0 = advance. FIFO is strict: only the head of the
-arrival-ordered queue is considered (head-of-line blocking, as in :mod:`ddl_gym.baselines.classic`).
+arrival-ordered queue is considered (head-of-line blocking, as in :mod:`ddl_gym.baselines.classic.policy`).
 With ``queue_order`` equal to the policy's order the window *is* the priority order, so the action
 is always slot 0 and — except when the first fitting job is beyond the window — the env run
 reproduces the native policy's schedule exactly (tested for ``fifo+pack``).
@@ -49,7 +49,7 @@ _CACHE: dict[int, _ExpertCache] = {}
 
 
 def _expert_policy(env: gym.Env, policy_name: str) -> Any:
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
 
     base = env.unwrapped
     cache = _CACHE.setdefault(id(base), _ExpertCache())

@@ -44,7 +44,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ddl_gym.baselines.classic import ORDERS, ClassicPolicy
+from ddl_gym.baselines.classic.policy import ORDERS, ClassicPolicy
 from ddl_gym.sim.priority import priority_key
 from ddl_gym.envs.cluster_env import DDLClusterEnv
 from ddl_gym.placement import get_placement_rule

@@ -203,7 +203,7 @@ def _check_model_archive(path: Path) -> None:
 
 def _short_placements(names: Any) -> list[str]:
     """Placement names in the registry's short form (``contention_aware`` -> ``ca``)."""
-    from ddl_gym.baselines.registry import PLACEMENT_SHORT_NAMES
+    from ddl_gym.policies import PLACEMENT_SHORT_NAMES
 
     return [PLACEMENT_SHORT_NAMES.get(str(n).lower(), str(n).lower()) for n in names]
 
@@ -272,7 +272,7 @@ def run_agent_episode(policy: AgentPolicy, scenario: str, seed: int) -> Any:
     """
     import gymnasium as gym
 
-    from ddl_gym.harness import make_agent_env
+    from ddl_gym.envs.agent_env import make_agent_env
 
     env = make_agent_env(scenario, policy.env_kwargs)
     policy.check_env(env)
@@ -309,7 +309,7 @@ def evaluate_on_seeds(names: list[str], scenario: str, seeds: list[int]) -> dict
     Reference policies run natively (``run_policy`` on ``scenario.episode(seed)``, rng seeded with
     the episode seed); agents run through the env reset with the same seed, i.e. the same episode.
     """
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.scenarios import get_scenario
     from ddl_gym.sim.engine import Simulator, run_policy
 

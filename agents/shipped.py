@@ -2,7 +2,7 @@
 
 Each entry is a trained agent committed under ``leaderboard/`` (zip + ``.json`` metadata +
 ``.vecnormalize.pkl`` observation statistics, < 2 MB together). The registry
-(:mod:`ddl_gym.baselines.registry`) registers every name, so the harness, ``ddl-gym eval`` and the
+(:mod:`ddl_gym.policies`) registers every name, so the harness, ``ddl-gym eval`` and the
 leaderboard use them like any reference policy; results rows carry the short name. Loading checks
 the env exactly as ``load_policy("maskable-ppo:PATH")`` does (observation layout, window, placements,
 queue order), so an incompatible env is refused with a message naming the difference.

@@ -570,7 +570,7 @@ def _check_inputs(args: argparse.Namespace, cfg: dict[str, Any] | None = None) -
         raise ConfigError(f"scenario {scenario.name!r} uses the {scenario.engine}-level engine; the env (and so "
                           "training) needs a job-level scenario")
     if args.bc_expert:
-        from ddl_gym.baselines import make_policy
+        from ddl_gym.policies import make_policy
 
         make_policy(args.bc_expert)
     if cfg is not None:  # the preset's env arguments (and --window/--queue-order) build an env now

@@ -122,7 +122,7 @@ def aggregate_across_tasks(summary: pd.DataFrame, reference: str, metric: str = 
                            higher_is_better: bool = False, reps: int = 2000, seed: int = 0) -> pd.DataFrame:
     """One row per policy: IQM of its scores against ``reference`` with the 95% stratified bootstrap CI,
     and the probability that it improves on the reference, with its CI (module docstring)."""
-    from ddl_gym.harness import policy_label
+    from ddl_gym.harness.policy_specs import policy_label
 
     reference = policy_label(reference)
     if reference not in set(summary["policy"]):

@@ -195,8 +195,8 @@ def _training_presets() -> list[tuple[str, str]]:
 # ============================================================================ subcommands
 def cmd_list(args: argparse.Namespace) -> int:
     from ddl_gym import scenarios as scenario_module
-    from ddl_gym.baselines import POLICY_DESCRIPTIONS
-    from ddl_gym.baselines.registry import POLICY_ALIASES
+    from ddl_gym.policies import POLICY_DESCRIPTIONS
+    from ddl_gym.policies import POLICY_ALIASES
 
     register = getattr(scenario_module, "_register_paper_scenarios", None)
     if callable(register):
@@ -209,7 +209,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         needs = source_needs(sc.workload)
         rows.append((name, sc.description + "".join(f" -- {needs_line(k, short=True)}" for k in needs)))
     _print_rows(rows)
-    print("\nPolicies (--policies NAME,NAME,...; NAME[+PLACEMENT][:key=value,...], see ddl_gym.baselines.registry):")
+    print("\nPolicies (--policies NAME,NAME,...; NAME[+PLACEMENT][:key=value,...], see ddl_gym.policies):")
     _print_rows(sorted(POLICY_DESCRIPTIONS.items()))
     print("\nOld names still accepted (alias -> canonical):")
     aliases = sorted(POLICY_ALIASES.items())
@@ -301,7 +301,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _, table = compare(out, args.reference, _metrics(args.metrics), write=not args.no_write, formats=args.format)
     print(f"Paired comparison against {policy_label(args.reference)} ({out}):\n\n{table}")
     if not args.no_write:
-        from ddl_gym.harness import _slug
+        from ddl_gym.harness.report import _slug
 
         stem = f"paired_{_slug(policy_label(args.reference))}"
         shown = args.format[0] if len(args.format) == 1 else "{" + ",".join(args.format) + "}"
@@ -311,7 +311,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from ddl_gym import demo
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
 
     out = _check_out_folder(Path(args.out))
     others: list[str] = []
@@ -363,9 +363,9 @@ def cmd_reproduce(argv: list[str]) -> int:
 
 
 def cmd_scenarios(argv: list[str]) -> int:
-    from ddl_gym import scenario_stats
+    from ddl_gym import scenarios_command
 
-    return _run_forwarded(scenario_stats, argv, "scenarios")
+    return _run_forwarded(scenarios_command, argv, "scenarios")
 
 
 def cmd_train(argv: list[str]) -> int:

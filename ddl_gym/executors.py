@@ -123,7 +123,7 @@ def _forkserver_pool(n_workers: int) -> Any:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from ddl_gym.harness import _worker_init
+    from ddl_gym.harness.episodes import _worker_init
 
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     return ProcessPoolExecutor(max_workers=n_workers, mp_context=multiprocessing.get_context(method),
@@ -144,7 +144,7 @@ class LocalExecutor(Executor):
 
     def run_pairs(self, tasks: Sequence[Any], scenario: Any, record: Callable[[Any, dict, dict], None],
                   errors: list[BaseException], bar: Any) -> None:
-        from ddl_gym.harness import _annotate, _run_in_pool, _run_pair
+        from ddl_gym.harness.episodes import _annotate, _run_in_pool, _run_pair
 
         n = self._n_workers(len(tasks))
         if n > 1 and len(tasks) > 1:
@@ -351,7 +351,7 @@ class ScenarioBundle:
 
 def _agent_bundle(spec: str) -> tuple[tuple[str, bytes], ...]:
     """The files an agent spec ``KIND:PATH`` loads, by content (the zip and the sidecars next to it)."""
-    from ddl_gym.harness import _agent_files
+    from ddl_gym.harness.store import _agent_files
 
     files = []
     for path in _agent_files(spec):
@@ -373,7 +373,7 @@ def bundle_scenario(handle: Any, resolved: Any, policies: Sequence[str] = ()) ->
         ConfigError: an agent nested inside another spec (``mcts:policy=KIND:PATH``), which is not shipped.
     """
     from ddl_gym.fingerprint import code_fingerprint
-    from ddl_gym.harness import is_agent_spec
+    from ddl_gym.harness.policy_specs import is_agent_spec
     from ddl_gym.scenarios import SCENARIOS
 
     agents = []
@@ -462,7 +462,7 @@ def run_pair_chunk(bundle: ScenarioBundle, tasks: Sequence[Any]) -> list[tuple[s
     Returns, per task, ``("ok", (row, jobs))``, ``("config", message)`` (deterministic input error)
     or ``("error", "Type: message")``.
     """
-    from ddl_gym.harness import _run_pair
+    from ddl_gym.harness.episodes import _run_pair
 
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
@@ -551,7 +551,7 @@ class RayExecutor(Executor):
 
     def run_pairs(self, tasks: Sequence[Any], scenario: Any, record: Callable[[Any, dict, dict], None],
                   errors: list[BaseException], bar: Any) -> None:
-        from ddl_gym.harness import _annotate
+        from ddl_gym.harness.episodes import _annotate
 
         ray = self._ray
         if not tasks:

@@ -131,11 +131,39 @@ def scenario_fingerprint(scenario: Any) -> str:
     return fingerprint(fields)
 
 
+# ---------------------------------------------------------------------------- provenance (results rows, cache keys)
+def package_version() -> str:
+    """``ddl_gym.__version__``, else the installed distribution's version, else ``"unknown"``."""
+    import ddl_gym
+
+    version = getattr(ddl_gym, "__version__", None)
+    if version:
+        return str(version)
+    try:
+        from importlib.metadata import PackageNotFoundError, version as dist_version
+
+        return dist_version("ddl-gym")
+    except (ImportError, PackageNotFoundError):
+        return "unknown"
+
+
+@functools.lru_cache(maxsize=None)
+def git_sha() -> str:
+    """Short commit of the source checkout the package runs from (``""`` if not a git checkout)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return ""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True,
+                             text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """Package version + git commit + hash of uncommitted changes to tracked files (source checkouts)."""
-    from ddl_gym.harness import git_sha, package_version
-
     parts = [package_version(), git_sha()]
     if parts[1] and (_REPO / ".git").exists():
         try:

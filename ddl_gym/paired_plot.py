@@ -56,7 +56,7 @@ def plot_paired(paired: pd.DataFrame, stem: str | Path, *, formats: Sequence[str
     Returns:
         The files written (one per format); nothing when ``paired`` is empty.
     """
-    from ddl_gym.harness import HIGHER_IS_BETTER
+    from ddl_gym.harness.stats import HIGHER_IS_BETTER
     from ddl_gym.plots import _figure
 
     if paired.empty:

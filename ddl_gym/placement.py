@@ -165,7 +165,7 @@ def random_fit(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray
     if need == 1:
         # Generator.choice(n, 1, replace=False) draws one bounded integer in [0, n) (Floyd's method,
         # one step) exactly as Generator.integers(n) does: the same GPU and the same generator state
-        # (tests/test_joblevel_scale_paths.py checks it), at a fraction of the call overhead.
+        # (tests/baselines/classic/test_joblevel_scale_paths.py checks it), at a fraction of the call overhead.
         return free[[rng.integers(free.size)]]
     return np.sort(rng.choice(free, size=need, replace=False))
 
@@ -226,7 +226,7 @@ def get_placement_rule(name: str) -> PlacementRule:
 
 # Heavy-Edge rules for pipeline jobs (A-SRPT, Luo §IV-B): defined with the paper's policies, added here
 # so that the envs and classic policies can name them ("heavy_edge_consolidate", "heavy_edge_fragment").
-from ddl_gym.baselines.heavy_edge import HEAVY_EDGE_ALIASES, HEAVY_EDGE_RULES  # noqa: E402
+from ddl_gym.baselines.a_srpt.server_selection import HEAVY_EDGE_ALIASES, HEAVY_EDGE_RULES  # noqa: E402
 
 #: Rules that never draw from ``rng`` (the env then need not build a fork's generator for them).
 DRAWLESS_RULES: frozenset[PlacementRule] = frozenset({pack, first_fit, spread, least_loaded, contention_aware})

@@ -235,7 +235,7 @@ def plot_metric_bars(
         title: figure title.
         order: policies in the order of the results table.
     """
-    from ddl_gym.harness import mean_ci
+    from ddl_gym.harness.stats import mean_ci
 
     present = [m for m in metrics if m[0] in summary.columns]
     labels = _group_labels(summary)

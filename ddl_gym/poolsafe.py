@@ -47,7 +47,7 @@ def register_in_worker(registrations: Sequence[tuple[tuple[Any, ...], dict[str, 
     """Repeat the caller's run-time :func:`register_policy` calls in a worker process."""
     if not registrations:
         return
-    from ddl_gym.baselines.registry import register_policy
+    from ddl_gym.policies import register_policy
 
     for args, kwargs in registrations:
         register_policy(*args, **kwargs)

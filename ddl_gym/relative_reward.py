@@ -52,7 +52,7 @@ class ReferenceRelativeReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         base = env.unwrapped
         if getattr(base, "reward_kind", None) != "jct":
             raise ConfigError("the reference-relative reward compares jobs in system: the env needs reward='jct'")
-        from ddl_gym.baselines.registry import make_policy
+        from ddl_gym.policies import make_policy
         from ddl_gym.harness import policy_driver
 
         self.reference = str(reference)

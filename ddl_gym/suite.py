@@ -27,7 +27,7 @@ Non-clairvoyant task: the scheduler sees arrivals, job features (GPUs, model) an
 not iterations or remaining work; its references are the policies that need no job size: FIFO with
 every placement, Tiresias's 2D-LAS (``las``, ``las-np``) and the 2D-Gittins index with the size
 distribution of the task's training episodes (``gittins:prior=…``, ``gittins-np:prior=…``) or of
-the episode's own finished jobs (``gittins``) — all in :mod:`ddl_gym.baselines.attained`.
+the episode's own finished jobs (``gittins``) — all in :mod:`ddl_gym.baselines.classic.attained`.
 A-SRPT's random-forest prediction does not apply: it predicts from recurring job groups and users,
 and the synthetic worlds have none (its trace, ``asrpt-*``, needs pipeline jobs).
 """

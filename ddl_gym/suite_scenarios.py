@@ -33,7 +33,7 @@ Ada-SRSF's 160-job mix.
 1.8: jobs arrive faster than even a perfect schedule serves them over the window and the queue
 drains after it — the queueing regime in which Jeon et al. (ATC'19, Philly) and Hu et al. (SC'21,
 Helios) report long queueing delays. The rates were fitted by :func:`calibrate_rate` on seeds
-10,000–10,019 and are fixed constants here (``tests/test_suite.py`` re-measures the load).
+10,000–10,019 and are fixed constants here (``tests/envs/test_suite.py`` re-measures the load).
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ def _type_name(value: Any) -> str:
 
 def _seeds(path: Path, value: Any) -> list[int]:
     from ddl_gym.cliargs import UsageError, parse_seeds
-    from ddl_gym.harness import _as_seed_list
+    from ddl_gym.harness.evaluation import _as_seed_list
 
     try:
         if isinstance(value, bool):
@@ -337,8 +337,8 @@ def write_combined(spec: SweepSpec, root: Path) -> Path:
     """``<root>/sweep_summary.csv`` (+ ``.md``): the grid's rows from every scenario and shard folder."""
     import pandas as pd
 
-    from ddl_gym.harness import (SUMMARY_COLUMNS, _canonical, _sort_summary, _write_csv_atomic, _write_text_atomic,
-                                 markdown_table, read_results)
+    from ddl_gym.harness import SUMMARY_COLUMNS, markdown_table, read_results
+    from ddl_gym.harness.store import _canonical, _sort_summary, _write_csv_atomic, _write_text_atomic
 
     if not spec.resolved:
         _check_entries(spec)

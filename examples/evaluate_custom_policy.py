@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # so that workers can import my_policy
 
-from ddl_gym.baselines.registry import register_policy
+from ddl_gym.policies import register_policy
 from ddl_gym.harness import compare, evaluate
 
 register_policy("largest-first", "my_policy:LargestFirst", {"placement": "ca"},

@@ -53,8 +53,10 @@ from typing import Any
 import numpy as np
 
 _SCRIPTS = str(Path(__file__).resolve().parent)
-if _SCRIPTS not in sys.path:  # bench_engine_compare (measured trees) lives beside this script
+if _SCRIPTS not in sys.path:  # bench_common (measured trees, the reference) lives beside this script
     sys.path.insert(0, _SCRIPTS)
+
+from bench_common import DEFAULT_REFERENCE_TREE, build_label, engine_build, reference_fifo_pack, reference_tree  # noqa: E402
 
 GBPS = 1e9 / 8
 #: Sections run by separate scripts in ``scripts/`` (their ``run(quick)`` / ``format_report``).
@@ -93,7 +95,7 @@ def synthetic_case(num_gpus: int, num_jobs: int, load: float = 0.7, seed: int = 
 
 def simulate_jobs_per_second(cluster: Any, workload: Any, model: Any, policy: str = "fifo+pack") -> dict[str, float]:
     """Run ``policy`` natively; rates count simulation only (building the workload is excluded)."""
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim import Simulator, run_policy
 
     box: dict[str, Any] = {}
@@ -157,40 +159,7 @@ FAMILY_GOAL = 20_000  # jobs per CPU-second (issue 13)
 ISSUE_FIFO_PACK = 25_000
 NORMALISED_GOAL = FAMILY_GOAL / ISSUE_FIFO_PACK
 #: Where the pre-round engine (commit 9a99d18) is checked out: ``$DDL_GYM_REFERENCE_TREE`` or this path.
-DEFAULT_REFERENCE_TREE = "/tmp/old_engine"
 RSS_GOAL_MB = 500
-
-_REFERENCE_CHILD = r"""
-import importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("reference_bench", sys.argv[1] + "/scripts/bench.py")
-bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)
-gpus, jobs, load = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
-figures = bench.simulate_jobs_per_second(*bench.synthetic_case(gpus, jobs, load=load), policy="fifo+pack")
-print(json.dumps({k: figures[k] for k in ("jobs_per_cpu_s", "cpu_seconds", "avg_queue_s")}))
-"""
-
-
-def reference_tree() -> str | None:
-    """The pre-round source tree to time as the reference, if it is present."""
-    import os
-
-    tree = os.environ.get("DDL_GYM_REFERENCE_TREE", DEFAULT_REFERENCE_TREE)
-    return tree if (Path(tree) / "scripts" / "bench.py").exists() and (Path(tree) / "ddl_gym").is_dir() else None
-
-
-def reference_fifo_pack(tree: str, gpus: int, jobs: int, load: float) -> dict[str, float]:
-    """The reference tree's fifo+pack on the same case, in a child process with only that tree importable."""
-    import subprocess
-
-    from bench_engine_compare import prepare_tree, tree_env
-
-    prepare_tree(tree)  # its own ddl_gym.baselines, byte-compiled
-    done = subprocess.run([sys.executable, "-c", _REFERENCE_CHILD, tree, str(gpus), str(jobs), str(load)],
-                          env=tree_env(tree), capture_output=True, text=True, cwd="/tmp")
-    if done.returncode != 0:
-        raise RuntimeError(f"reference run failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
 
 def fitted_exponent(jobs: Sequence[float], seconds: Sequence[float]) -> float:
     """Least-squares slope of log(CPU seconds) against log(jobs): 1 is linear, n·log n a little above, 2 quadratic."""
@@ -297,7 +266,7 @@ def _paper_worlds(quick: bool) -> list[dict[str, Any]]:
 
 def sjf_bco_offline_case(jobs: int, gpus: int = 1024, seed: int = 0) -> tuple[Any, Any, Any]:
     """SJF-BCO's §7.1 world grown to ``gpus`` GPUs and ``jobs`` jobs, all arriving at t=0 (its offline setting)."""
-    from ddl_gym.baselines.sjf_bco import SJF_BCO_MODELS, SJF_BCO_PERF_MODEL, INTER_GBPS, INTRA_GBPS, PAPER_SERVER_GPU_CHOICES
+    from ddl_gym.baselines.sjf_bco.policy import SJF_BCO_MODELS, SJF_BCO_PERF_MODEL, INTER_GBPS, INTRA_GBPS, PAPER_SERVER_GPU_CHOICES
     from ddl_gym.sim import ClusterSpec
     from ddl_gym.workloads.synthetic import PAPER_GPU_MIX, sjf_bco_workload
 
@@ -318,7 +287,7 @@ SJF_BCO_WHEN_STARTED = "sjf-bco:online=replan-when-started"
 
 def sjf_bco_online_modes(quick: bool, load: float = 0.9) -> dict[str, Any]:
     """SJF-BCO's online modes on the replan world, per seed: jobs/CPU-s and avg JCT of each."""
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim import Simulator, run_policy
 
     jobs, seeds = (200, (0, 1)) if quick else (400, (0, 1, 2, 3, 4))
@@ -470,9 +439,8 @@ def run(quick: bool = False, load: float = 0.7, saturated_load: float = 0.9,
         sections: Sequence[str] = SECTIONS, family_repeats: int | None = None,
         paper_repeats: int | None = None, memory_repeats: int | None = None) -> dict[str, Any]:
     """All figures as a dict (see the module docstring); ``sections`` picks the parts to run."""
-    from bench_engine_compare import build_label, engine_build
 
-    from ddl_gym.baselines import sjf_bco_plan
+    from ddl_gym.baselines.sjf_bco import plan as sjf_bco_plan
 
     report: dict[str, Any] = {"quick": quick, "python": platform.python_version(), "machine": platform.machine(),
                               "sections": list(sections), "engine_build": engine_build(),

@@ -32,6 +32,11 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench_common lives beside this script
+from bench_common import (  # noqa: E402  (re-exported: engine_build, tree_env, prepare_tree keep their old home)
+    CHECKOUT, TREE_PACKAGES, build_label, engine_build, prepare_tree, reference_fifo_pack, reference_tree, tree_env,
+)
+
 CASES = (("fifo+pack", 1024, 0.7), ("fifo+pack", 1024, 0.9), ("srsf+ca", 256, 0.7))
 NAMED_WORLDS = ("asrpt", "sjf-bco-offline")  # GPUS values that name a bench world instead of a GPU count
 
@@ -85,73 +90,6 @@ def measure(tree: str, policy: str, gpus: int | str, load: float, jobs: int) -> 
     out = subprocess.run([sys.executable, *_child_args(tree, policy, gpus, load, jobs)],
                          env=env, capture_output=True, text=True, check=True, cwd="/tmp")
     return float(_child_figures(out.stdout)["jobs_per_cpu_s"])
-
-
-#: Folders of a source tree whose modules a counted run imports.
-TREE_PACKAGES = ("ddl_gym", "baselines", "agents", "scripts")
-#: This checkout (its ``ddl_gym.baselines`` / ``ddl_gym.agents`` come from the editable install).
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_PREPARED_TREES: set[str] = set()
-
-
-def engine_build(tree: str | None = None) -> str:
-    """Which build of the job-level engine runs: in this process (``tree`` None), else in a child run
-    on ``tree`` (``scripts/build_native.py``; code from before the compiled build is plain Python)."""
-    if tree is None:
-        from ddl_gym.sim import engine
-
-        build = engine.BUILD
-    else:
-        probe = "import ddl_gym.sim.engine as e; print(getattr(e, 'BUILD', 'python'))"
-        done = subprocess.run([sys.executable, "-c", probe], env=tree_env(tree), capture_output=True, text=True,
-                              cwd="/tmp")
-        build = done.stdout.strip() if done.returncode == 0 else "unknown"
-    return build_label(build)
-
-
-def build_label(build: str) -> str:
-    """A module's ``BUILD`` flag (``native`` / ``python``) as the reports name it."""
-    return {"native": "compiled (mypyc, scripts/build_native.py)", "python": "plain Python"}.get(build, build)
-
-
-def tree_env(tree: str | None) -> dict[str, str]:
-    """The environment of a child run on ``tree``: ``PYTHONPATH=tree``, and ``DDL_GYM_TRACES`` set to this
-    checkout's ``../shared/traces`` when that exists and the variable is unset. Trace-built worlds (the
-    asrpt-sim world's Philly gaps) otherwise differ between a tree beside ``shared/`` and one elsewhere
-    (e.g. a worktree under /tmp falls back to the bundled sample), and the two trees would measure
-    different workloads."""
-    env = dict(os.environ) if tree is None else dict(os.environ, PYTHONPATH=tree)
-    traces = os.path.join(os.path.dirname(CHECKOUT), "shared", "traces")
-    if "DDL_GYM_TRACES" not in env and os.path.isdir(traces):
-        env["DDL_GYM_TRACES"] = traces
-    return env
-
-
-def prepare_tree(tree: str | None) -> None:
-    """Make a measured tree run its own code, once per tree, before anything is counted or timed.
-
-    * ``ddl_gym/baselines`` and ``ddl_gym/agents`` links to the tree's own folders: the editable
-      install maps those subpackages to *this checkout's* folders, so without the links a tree's
-      engine would silently run this checkout's policies.
-    * Byte-compiled packages: a fresh tree has no ``__pycache__``, and the first counted run that
-      imports a module would count its compilation (tens of millions of instructions: thousands
-      per job at 2,500 jobs, and only in that run's size).
-    """
-    import compileall
-
-    root = os.path.abspath(tree) if tree is not None else CHECKOUT
-    if root in _PREPARED_TREES:
-        return
-    if root != CHECKOUT:
-        for sub in ("agents", "baselines"):
-            link = os.path.join(root, "ddl_gym", sub)
-            if os.path.isdir(os.path.join(root, sub)) and not os.path.lexists(link):
-                os.symlink(os.path.join("..", sub), link, target_is_directory=True)
-    for name in TREE_PACKAGES:
-        path = os.path.join(root, name)
-        if os.path.isdir(path):
-            compileall.compile_dir(path, quiet=2)
-    _PREPARED_TREES.add(root)
 
 
 def callgrind_run(python_args: list[str], tree: str | None = None, cwd: str | None = None) -> tuple[int, str]:
@@ -226,10 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     reference: list[float] = []
     tree = None
     if args.reference:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import bench
-
-        tree = bench.reference_tree()
+        tree = reference_tree()
         if tree is None:
             parser.error("--reference: no pre-round tree (set DDL_GYM_REFERENCE_TREE)")
     fmt = lambda xs: f"{min(xs):,.0f} / {statistics.median(xs):,.0f} / {max(xs):,.0f}"  # noqa: E731
@@ -238,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         old, new = [], []
         for _ in range(args.repeats):
             if tree is not None:
-                reference.append(bench.reference_fifo_pack(tree, 1024, 100_000, 0.9)["jobs_per_cpu_s"])
+                reference.append(reference_fifo_pack(tree, 1024, 100_000, 0.9)["jobs_per_cpu_s"])
             old.append(measure(args.old, policy, gpus, load, args.jobs))
             new.append(measure(args.new, policy, gpus, load, args.jobs))
         rows.append((policy, gpus, load, old, new))

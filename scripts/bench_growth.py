@@ -15,7 +15,7 @@ Usage::
 
     python scripts/bench_growth.py                       # the default cases, 2,500 and 10,000 jobs
     python scripts/bench_growth.py --cases srsf+ff:16384:0.9,a-srpt:asrpt:0.9 --jobs 2000,8000
-    python scripts/bench_growth.py --out notes/bench_growth.md
+    python scripts/bench_growth.py --out docs/performance/bench_growth.md
 
 Cases are ``POLICY:GPUS:LOAD`` as in ``scripts/bench_engine_compare.py``: a synthetic case of the
 bench on GPUS GPUs at that offered load, or GPUS ``asrpt`` (the asrpt-sim world) or

@@ -3,7 +3,7 @@ throughput with 1, 2 and 3 local Ray nodes, and a paper-scale grid on a local 3-
 
 Run it in the Ray venv (``bash scripts/setup_ray.sh``)::
 
-    nice -n 10 .venv-ray/bin/python scripts/bench_sweep.py --markdown notes/bench_sweep.md
+    nice -n 10 .venv-ray/bin/python scripts/bench_sweep.py --markdown docs/performance/bench_sweep.md
 
 Sections (each prints its command-equivalent and figures; ``--sections overhead,nodes,paper``):
 

@@ -48,9 +48,9 @@ GOAL = 3.0
 
 # ============================================================================ the baseline engine
 def load_baseline(commit: str = BASELINE_COMMIT) -> types.ModuleType | str:
-    """The baseline's ``baselines/ada_srsf.py`` bound to its own ``tasklevel.py``, or why not."""
+    """The baseline's ``baselines/ada_srsf/policy.py`` bound to its own ``tasklevel.py``, or why not."""
     sources = {}
-    for name, path in (("tasklevel", "ddl_gym/sim/tasklevel.py"), ("ada_srsf", "baselines/ada_srsf.py")):
+    for name, path in (("tasklevel", "ddl_gym/sim/tasklevel.py"), ("ada_srsf", "baselines/ada_srsf/policy.py")):
         try:
             sources[name] = subprocess.run(["git", "-C", str(REPO_ROOT), "show", f"{commit}:{path}"], check=True,
                                            capture_output=True, text=True).stdout
@@ -141,7 +141,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 def run(quick: bool = False, repeats: int | None = None, combos: list[tuple[str, str]] | None = None,
         baseline: str = BASELINE_COMMIT) -> dict[str, Any]:
     """All figures as a dict (see the module docstring)."""
-    import ddl_gym.baselines.ada_srsf as current
+    import ddl_gym.baselines.ada_srsf.policy as current
     from ddl_gym.sim import tasklevel
 
     pure = tasklevel.PurePythonTaskLevelSimulator if tasklevel.BUILD == "native" else None

@@ -5,8 +5,8 @@ extra of ``pyproject.toml``). For each target it writes a copy of its source as 
 — the job-level engine ``ddl_gym/sim/engine.py`` as ``ddl_gym.sim._engine_native``, the Ada-SRSF
 task-level engine ``ddl_gym/sim/tasklevel.py`` as ``ddl_gym.sim._tasklevel_native``, the env core
 ``ddl_gym/envs/core.py`` (decision window, masks, portable observation of ``DDLCluster-v0``) as
-``ddl_gym.envs._core_native``, the SJF-BCO planner ``baselines/sjf_bco_plan.py`` (installed as
-``ddl_gym.baselines``) as ``ddl_gym.baselines._sjf_bco_plan_native`` — the same code, except that:
+``ddl_gym.envs._core_native``, the SJF-BCO planner ``baselines/sjf_bco/plan.py`` (installed as
+``ddl_gym.baselines``) as ``ddl_gym.baselines.sjf_bco._plan_native`` — the same code, except that:
 
 * the ``# <shared>`` blocks (exception and record classes, the planner's plan records) are imported
   from the plain module, so both builds raise and report with the same classes;
@@ -47,14 +47,14 @@ class Target:
     shared_blocks: int  # how many ``# <shared>`` blocks the source has
     anchor: str = ""  # the import line after which shared classes and mypyc_attr are imported (if any)
     subclassable: tuple[str, ...] = ()  # classes interpreted code may subclass
-    package: str = "sim"  # the subpackage of ddl_gym the module is in
+    package: str = "sim"  # the subpackage of ddl_gym the module is in (dotted: "baselines.sjf_bco")
 
     @property
     def folder(self) -> Path:
         """``ddl_gym/<package>``, or ``<package>/`` at the top (``baselines/`` and ``agents/`` are installed
         as ``ddl_gym.<package>``, see pyproject.toml)."""
-        inside = PACKAGE / self.package
-        return inside if inside.is_dir() else REPO_ROOT / self.package
+        inside = PACKAGE / self.package.replace(".", "/")
+        return inside if inside.is_dir() else REPO_ROOT / self.package.replace(".", "/")
 
     @property
     def source(self) -> Path:
@@ -74,9 +74,9 @@ TARGETS: dict[str, Target] = {
                      ("Simulator",)),
     "tasklevel": Target("task-level engine", "tasklevel", 2, "from ddl_gym.sim.perf import AllReduceContentionModel\n"),
     "envcore": Target("env core", "core", 0, package="envs"),
-    "sjfbco": Target("SJF-BCO planner", "sjf_bco_plan", 1,
+    "sjfbco": Target("SJF-BCO planner", "plan", 1,
                      "from ddl_gym.sim.perf import BoundModel, PerformanceModel, RARContentionModel\n",
-                     package="baselines"),
+                     package="baselines.sjf_bco"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Report of the attempts to improve on ``agent-transfer`` (issue 14): ``notes/finetune/README.md``.
+"""Report of the attempts to improve on ``agent-transfer`` (issue 14): ``docs/agents/finetune/README.md``.
 
 For every candidate agent (``NAME=SPEC``) it measures, with the harness, the average JCT per
 seed on the **validation** seeds 40 000–40 019 of ``default`` and of ``transfer-train`` (disjoint
@@ -15,7 +15,7 @@ leaderboard's held-out protocol (seeds 1 000 000–1 000 019 of ``default``, ``p
 PPO runs (``--ppo-run DIR``) add their training settings and validation curve (``DIR/curve.jsonl``).
 
     .venv/bin/python scripts/finetune_report.py --ppo-run runs/finetune/ppo_lr3e-5 \\
-        --candidate ppo=maskable-ppo:runs/finetune/ppo_lr3e-5/agent.zip --out notes/finetune
+        --candidate ppo=maskable-ppo:runs/finetune/ppo_lr3e-5/agent.zip --out docs/agents/finetune
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ddl_gym.report_paths import AGENT_STUDIES
 
 REPO = Path(__file__).resolve().parents[1]
 VALIDATION = {"default": range(40_000, 40_020), "transfer-train": range(40_000, 40_020)}
@@ -99,7 +101,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--candidate", action="append", default=[], help="NAME=SPEC (repeatable)")
     parser.add_argument("--ppo-run", action="append", default=[], help="a fine-tuning run folder (repeatable)")
-    parser.add_argument("--out", default=str(REPO / "notes" / "finetune"))
+    parser.add_argument("--out", default=str(AGENT_STUDIES / "finetune"))
     args = parser.parse_args()
     import torch
 

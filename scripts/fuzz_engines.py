@@ -20,7 +20,7 @@ checks its invariants. Printed figures: runs, invariant checks, violations (an
 refusals (inputs refused with a named ``ConfigError``, e.g. zero-time iterations: not failures).
 
 ``python scripts/fuzz_engines.py [--runs N] [--seed S]`` (N runs per family; default 1000).
-``tests/test_engine_fuzz.py`` runs a small budget of the same in the test suite.
+``tests/sim/test_engine_fuzz.py`` runs a small budget of the same in the test suite.
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def job_instance(rng: np.random.Generator) -> tuple[ClusterSpec, Workload, Any, 
 
 
 def fuzz_job(tally: Tally, runs: int, seed: int) -> None:
-    from ddl_gym.baselines.registry import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim.engine import Simulator, run_policy
 
     for k in range(runs):
@@ -208,7 +208,7 @@ def _first_jobs(scenario: Any, k: int, most_iterations: int | None = None) -> An
 
 
 def fuzz_self(tally: Tally, runs: int, seed: int) -> None:
-    from ddl_gym.baselines.registry import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.harness import simulate
     from ddl_gym.scenarios import get_scenario
 

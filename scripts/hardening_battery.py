@@ -2,7 +2,7 @@
 
 Usage::
 
-    python scripts/hardening_battery.py [--jobs 2] [--only csv-numbers,cli] [--write notes/hardening.md]
+    python scripts/hardening_battery.py [--jobs 2] [--only csv-numbers,cli] [--write docs/robustness/hardening.md]
                                         [--baseline REV]   # also run the cases on git revision REV
 
 Every case is one ``python -m ddl_gym.cli ...`` subprocess in its own folder, under a time limit

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ddl_gym.agents.mcts import ClassicGuide, MCTSPolicy
-from ddl_gym.baselines.classic import ClassicPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.envs.cluster_env import DDLClusterEnv
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.engine import Simulator, run_policy

@@ -2,7 +2,7 @@
 
 Example::
 
-    python scripts/ppo_unmasked_curve.py --timesteps 60000 --out notes/ppo_unmasked
+    python scripts/ppo_unmasked_curve.py --timesteps 60000 --out docs/agents/ppo_unmasked
 
 Trains ``stable_baselines3.PPO("MlpPolicy")`` on the registered env with its defaults (invalid
 actions wait, ``max_decisions="auto"``), evaluating the deterministic policy every

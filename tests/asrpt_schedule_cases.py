@@ -14,7 +14,7 @@ pinned per trace source (:data:`DIGEST_FILES`; :func:`trace_source` asks the wor
 
 ``python -m tests.asrpt_schedule_cases --write`` records the current source's file (only for an
 intended behaviour change, said so in the commit; run it in both layouts, e.g. once in a clone with no
-``../shared`` beside it); ``tests/test_asrpt_schedules.py`` compares.
+``../shared`` beside it); ``tests/baselines/a_srpt/test_asrpt_schedules.py`` compares.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def world(name: str, seed: int) -> tuple[Any, Any, Any]:
 
 def schedule_digest(world_name: str, seed: int, policy: str) -> str:
     """sha256 of every start decision (time, job, GPU ids, stage labels) and the run's results."""
-    from ddl_gym.baselines import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.sim.alloc import Allocation
     from ddl_gym.sim.engine import Simulator, run_policy
     from tests.golden_cases import result_digest

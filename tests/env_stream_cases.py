@@ -2,7 +2,7 @@
 
 ``tests/golden_cases.py`` pins simulation results; this file pins what an agent sees. The digests in
 ``tests/golden/env_streams.json`` were recorded from the env code before the speed and API work
-(commit 9a99d18) with ``python -m tests.env_stream_cases --write``; ``tests/test_env_streams.py``
+(commit 9a99d18) with ``python -m tests.env_stream_cases --write``; ``tests/envs/test_env_streams.py``
 recomputes them. The shipped agents were trained on the legacy layout, so it must stay bit-identical.
 Only info and metric keys that existed at recording time are hashed (new keys may be added).
 

@@ -5,7 +5,7 @@ parameters) rather than by scenario name, so renaming or recalibrating a named s
 move a golden digest; only a change in simulation behaviour does.
 
 ``python -m tests.golden_cases --write`` records ``tests/golden/digests.json`` (run it only when a
-behaviour change is intended, and say so in the commit); ``tests/test_golden.py`` recomputes every
+behaviour change is intended, and say so in the commit); ``tests/sim/test_golden.py`` recomputes every
 case and compares.
 """
 
@@ -67,7 +67,7 @@ def _allreduce_joblevel_scenario():
 
 
 def _sjf_bco_scenario():
-    from ddl_gym.baselines.sjf_bco import sjf_bco_scenario
+    from ddl_gym.baselines.sjf_bco.policy import sjf_bco_scenario
 
     return sjf_bco_scenario(20, name="golden-sjf-bco")
 
@@ -99,7 +99,7 @@ class Case:
 
 def _simulate(scenario_fn: Callable[[], Any], policy: str, seed: int) -> Callable[[], str]:
     def run() -> str:
-        from ddl_gym.baselines.registry import make_policy
+        from ddl_gym.policies import make_policy
         from ddl_gym.harness import simulate
 
         return result_digest(simulate(make_policy(policy), scenario_fn(), seed).result)

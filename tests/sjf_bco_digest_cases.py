@@ -7,7 +7,7 @@ the executed :class:`SimResult` (per-job start/finish, GPUs). Offline cases use 
 where jobs wait; online cases re-plan at every arrival batch.
 
 ``python -m tests.sjf_bco_digest_cases --write`` records ``tests/golden/sjf_bco_digests.json`` (only
-when a behaviour change is intended); ``tests/test_sjf_bco_digests.py`` recomputes and compares.
+when a behaviour change is intended); ``tests/baselines/sjf_bco/test_sjf_bco_digests.py`` recomputes and compares.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class BCOCase:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     def build(self) -> tuple[Any, Any, Any]:
-        from ddl_gym.baselines.sjf_bco import SJF_BCO_MODELS, SJF_BCO_PERF_MODEL, sjf_bco_scenario
+        from ddl_gym.baselines.sjf_bco.policy import SJF_BCO_MODELS, SJF_BCO_PERF_MODEL, sjf_bco_scenario
         from ddl_gym.sim.model import ClusterSpec
         from ddl_gym.workloads.synthetic import scaled_workload, sjf_bco_workload
 
@@ -76,7 +76,7 @@ class BCOCase:
         raise ValueError(self.world)
 
     def run(self) -> str:
-        from ddl_gym.baselines.sjf_bco import PlanOptions, SJFBCOPolicy
+        from ddl_gym.baselines.sjf_bco.policy import PlanOptions, SJFBCOPolicy
         from ddl_gym.sim.engine import Simulator, run_policy
 
         cluster, workload, model = self.build()

@@ -8,7 +8,7 @@ running jobs. A classic spreading policy on the same 1,024 GPUs covers the engin
 with no plan in between. Recorded before the SJF-BCO speed-up of issue 13.
 
 ``python -m tests.sjf_bco_scale_cases --write`` records ``tests/golden/sjf_bco_scale_digests.json``
-(only when a behaviour change is intended); ``tests/test_sjf_bco_digests.py`` compares.
+(only when a behaviour change is intended); ``tests/baselines/sjf_bco/test_sjf_bco_digests.py`` compares.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ class ScaleCase:
     seed: int = 0
 
     def run(self) -> str:
-        from ddl_gym.baselines import make_policy
-        from ddl_gym.baselines.sjf_bco import SJFBCOPolicy
+        from ddl_gym.policies import make_policy
+        from ddl_gym.baselines.sjf_bco.policy import SJFBCOPolicy
         from ddl_gym.sim.engine import Simulator, run_policy
         from tests.golden_cases import result_digest
         from tests.sjf_bco_digest_cases import plan_digest

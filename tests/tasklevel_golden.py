@@ -116,7 +116,7 @@ def _schedule_digest(sim: Any, result: Any) -> str:
 
 def run_config(config: Config) -> str:
     """Digest of the schedule the current engine gives for ``config``."""
-    from ddl_gym.baselines.ada_srsf import make_comm_rule, make_placement
+    from ddl_gym.baselines.ada_srsf.policy import make_comm_rule, make_placement
     from ddl_gym.sim.tasklevel import TaskLevelSimulator
 
     comm = make_comm_rule(config.comm, config.model, replicate_probe_defect=config.probe_defect)
@@ -130,7 +130,7 @@ def run_config(config: Config) -> str:
 
 def paper_digest(placement: str, comm: str, seed: int = 0) -> str:
     """Digest of one combination on the paper's 160-job episode (scenario ``ada-srsf``)."""
-    from ddl_gym.baselines.ada_srsf import AdaSRSFPolicy
+    from ddl_gym.baselines.ada_srsf.policy import AdaSRSFPolicy
     from ddl_gym.scenarios import get_scenario
 
     scenario = get_scenario("ada-srsf")

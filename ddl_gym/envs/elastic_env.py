@@ -3,7 +3,7 @@ multi-resource servers by choosing a queued job and one configuration from a sma
 
 The env is a thin adapter over :class:`ddl_gym.sim.engine.Simulator` (shared parts in
 :class:`ddl_gym.envs.base.SimulatorEnv`); configurations are built by the same placement rule as
-the A-Online baselines (:func:`ddl_gym.baselines.aonline_common.place_fixed`).
+the A-Online baselines (:func:`ddl_gym.baselines.a_online.common.place_fixed`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from gymnasium import spaces
 from ddl_gym.envs.base import SimulatorEnv, action_index
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 MENU_ITEMS = ("max", "ideal", "fixed", "min")
 JOB_FEATURES = ("present", "weight", "waited", "chunks")
@@ -178,7 +178,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         sim = self._start_episode(seed, options)
-        from ddl_gym.baselines.aonline_common import ideal_of, require_aonline
+        from ddl_gym.baselines.a_online.common import ideal_of, require_aonline
 
         require_aonline(type(self).__name__, sim.workload, sim.cluster, self.scenario.name)
         w = sim.workload
@@ -247,7 +247,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
     # ------------------------------------------------------------------ internals
     def _runtime(self, job: int, m: int, p: int, n: int, colocated: bool) -> float:
         """Seconds the job runs with ``n`` workers of type ``m`` (PS type ``p``)."""
-        from ddl_gym.sim.perf_aonline import Config, config_rate
+        from ddl_gym.sim.perf.aonline import Config, config_rate
 
         arch = int(self.sim.workload.arch[job])
         rate = config_rate(self._profiles[job], self.sim.cluster, arch, Config(m, p, n, 1, colocated))
@@ -255,7 +255,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
 
     def _refresh(self) -> None:
         """Window and menu allocations for the current state (recomputed after every change)."""
-        from ddl_gym.baselines.aonline_common import place_fixed
+        from ddl_gym.baselines.a_online.common import place_fixed
 
         sim = self.sim
         assert sim is not None
@@ -277,7 +277,7 @@ class DDLClusterElasticEnv(SimulatorEnv):
 
     @staticmethod
     def _most_workers(sim, job, m, p, D, arch, free):
-        from ddl_gym.baselines.aonline_common import max_workers_fitting, place_fixed
+        from ddl_gym.baselines.a_online.common import max_workers_fitting, place_fixed
 
         n = max_workers_fitting(sim.cluster, free, m, p, D, arch)
         return place_fixed(sim, job, m, p, n, arch, free=free) if n >= 1 else None

@@ -69,7 +69,7 @@ _INFO_NAMES = tuple(name for name, _ in INFO_FIELDS)
 def _info_dicts(columns: list[list[Any]], masks: list[np.ndarray]) -> list[dict[str, Any]]:
     """Per sub-env, the :data:`INFO_FIELDS` values of ``columns`` (one list per field) and its
     ``action_mask`` row as a dict. The SB3 front end builds one per env and step: a dict display costs
-    half of ``dict(zip(names, values))``, so the keys are written out here (``tests/test_vector.py``
+    half of ``dict(zip(names, values))``, so the keys are written out here (``tests/envs/test_vector.py``
     checks they are :data:`INFO_FIELDS`' names, in order)."""
     invalid, executed, sim_time, queue, running, finished = columns
     return [{"invalid_action": a, "executed_action": b, "sim_time": c, "queue_length": d, "running_jobs": e,
@@ -145,8 +145,7 @@ class _Buffers:
 
 
 def _make_env(env_id: str, env_kwargs: dict[str, Any]) -> gym.Env:
-    if ":" not in env_id:
-        import ddl_gym  # noqa: F401  (registers the ids in this process)
+    # A bare id ("DDLCluster-v0") is registered already: importing this module ran ddl_gym/__init__ first.
     # The passive env checker only inspects the first reset/step, but its wrapper stays in every call
     # (about 1 µs of a ~30 µs step); the single-env path keeps it, sub-envs skip it unless asked.
     return gym.make(env_id, **{"disable_env_checker": True, **env_kwargs})

@@ -8,7 +8,7 @@ Contract every reproduction module follows:
 * ``main(argv: Sequence[str] | None = None) -> int`` — parses its own arguments, returns the exit
   status (0 on success);
 * ``--quick`` — a reduced grid (small seeds/grid, possibly a reduced workload) that runs in seconds
-  and whose claims table is committed under ``notes/`` and checked by a test;
+  and whose claims table is committed under ``docs/reproductions/<paper>/`` (:mod:`ddl_gym.report_paths`) and checked by a test;
 * ``--seeds N|A:B|a,b,c`` — the seeds, read by :func:`ddl_gym.cliargs.add_seeds_argument` like
   ``ddl-gym eval``: ``N`` = seeds ``0..N-1`` (so ``--seeds N`` runs what it always ran), ``A:B`` = seeds
   ``A..B-1``, ``a,b,c`` = exactly these; every experiment loops over that list (``sjf-bco`` also keeps
@@ -19,7 +19,7 @@ Contract every reproduction module follows:
   the run will use (tests check the seeds reach the module without running it);
 * ``--out DIR`` — writes its data (CSV), figures, ``report.md`` and ``claims.md`` there;
 * ``--report PATH`` / ``--claims PATH`` — also write the Markdown report / the claims table to
-  these paths (how ``notes/`` is regenerated; reports there are never edited by hand);
+  these paths (how ``docs/reproductions/`` is regenerated; reports there are never edited by hand);
 * every verdict comes from :mod:`ddl_gym.reproduce.verdict` (one rule for every paper), and the
   report's header states that rule; our numbers are printed beside the paper's, never asserted.
 """

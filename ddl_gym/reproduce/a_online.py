@@ -19,7 +19,7 @@ A-Online episode here (jain-greedy two), so the default grid uses smaller worlds
 distributions (10-40 jobs, 10 servers, T = 100; the scenario block on ``aonline-ps-small``);
 ``--paper-scale`` runs 20-60 jobs on 20 servers and the scenario block on ``aonline-ps`` itself.
 ``--quick`` shrinks everything to run in a few minutes; its claims table is committed as
-``notes/a_online/claims_quick.md`` and a test regenerates it.
+``docs/reproductions/a_online/claims_quick.md`` and a test regenerates it.
 
 Verdicts come from :mod:`ddl_gym.reproduce.verdict` (paired by seed). Our numbers are printed beside
 the paper's words; nothing asserts the paper's numbers.
@@ -41,7 +41,7 @@ import pandas as pd
 
 from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, format_seeds, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, all_of, best_of, compare, equal, monotone, render_claims
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 BASELINES = ("fifo-mr", "drf", "antman", "tiresias")
 EXTRA = ("a-online-paper", "tiresias-dlas")
@@ -96,8 +96,8 @@ def _run_task(task: tuple) -> list[dict[str, Any]]:
 
 def _online(exp: str, x: float, seed: int, arch: str, jobs: int, servers: int, horizon: int,
             policies: tuple[str, ...], setup_changes: tuple, policy_kwargs: tuple) -> list[dict[str, Any]]:
-    from ddl_gym.baselines import make_policy
-    from ddl_gym.baselines.a_online_opt import trivial_lower_bound
+    from ddl_gym.policies import make_policy
+    from ddl_gym.baselines.a_online.optimum import trivial_lower_bound
 
     scenario = _world(arch, jobs, servers, horizon, **dict(setup_changes))
     cluster, workload = scenario.episode(seed)
@@ -120,8 +120,8 @@ def _online(exp: str, x: float, seed: int, arch: str, jobs: int, servers: int, h
 
 def _batch(exp: str, x: float, seed: int, jobs: int, servers: int, tau: int, F: float | None) -> list[dict[str, Any]]:
     """One batch (every job of a world, arrived at time 0) on an empty cluster over ``τ`` slots."""
-    from ddl_gym.baselines.a_online import AOnlinePolicy
-    from ddl_gym.baselines.jain_greedy import jain_batch
+    from ddl_gym.baselines.a_online.policy import AOnlinePolicy
+    from ddl_gym.baselines.a_online.jain_greedy import jain_batch
     from ddl_gym.sim.engine import Simulator
 
     scenario = _world("ps", jobs, servers, 1)
@@ -141,8 +141,8 @@ def _batch(exp: str, x: float, seed: int, jobs: int, servers: int, tau: int, F: 
 
 
 def _tiny(exp: str, x: float, seed: int, policies: tuple[str, ...]) -> list[dict[str, Any]]:
-    from ddl_gym.baselines import make_policy
-    from ddl_gym.baselines.a_online_opt import config_ilp, trivial_lower_bound
+    from ddl_gym.policies import make_policy
+    from ddl_gym.baselines.a_online.optimum import config_ilp, trivial_lower_bound
     from ddl_gym.workloads.aonline import AOnlineSetup, make_aonline_scenario
 
     setup = AOnlineSetup(num_jobs=4, horizon=4, servers=2, worker_types=2, ps_types=2, epochs_range=(1, 1),
@@ -397,7 +397,7 @@ def write_report(out: Path, df: pd.DataFrame, st: Settings, wall: float, command
         "## Gaps to the optimum / bounds", "",
         "Tiny worlds (4 jobs, 2 servers): the exact ILP of the paper's problem (2) with whole-slot durations "
         "('ilp-ceil'), and the same ILP with floored durations, a valid lower bound for the engine's continuous "
-        "time ('ilp-floor', see baselines/a_online_opt.py). Scenario scale: the bound Σ w (a + EDK/(D ρ_max)).",
+        "time ('ilp-floor', see baselines/a_online/optimum.py). Scenario scale: the bound Σ w (a + EDK/(D ρ_max)).",
         "", _gaps(df),
         f"## Scenario scale ({st.scale_scenario or 'not run'}) with the MaskablePPO agent", "",
         _table(df, "scenario", "jobs"), "",
@@ -435,10 +435,10 @@ def _plots(df: pd.DataFrame, out: Path) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The ``ddl-gym reproduce a-online`` argument parser."""
     parser = argparse.ArgumentParser(prog="ddl-gym reproduce a-online", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny grid (about a minute); claims in notes/a_online/claims_quick.md")
+    parser.add_argument("--quick", action="store_true", help="tiny grid (about a minute); claims in docs/reproductions/a_online/claims_quick.md")
     add_seeds_argument(parser, "3 worlds per point (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/a_online"))
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_online/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/a_online/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
     add_workers_argument(parser, 2)
     parser.add_argument("--no-scenario-scale", action="store_true", help="skip the scenario-scale block")

@@ -112,8 +112,8 @@ def scenario_of(spec: RunSpec) -> Any:
 
 
 def policy_of(spec: RunSpec) -> Any:
-    from ddl_gym.baselines.a_srpt import ASRPT
-    from ddl_gym.baselines.a_srpt_baselines import PredictedOrderPolicy
+    from ddl_gym.baselines.a_srpt.policy import ASRPT
+    from ddl_gym.baselines.a_srpt.paper_baselines import PredictedOrderPolicy
 
     if spec.policy in ("a-srpt", "a-srpt-perfect"):
         return ASRPT(tau=spec.tau, delay_blocks=spec.delay_blocks, fragment=spec.fragment,
@@ -123,7 +123,7 @@ def policy_of(spec: RunSpec) -> Any:
 
 def run_one(spec: RunSpec, seed: int) -> dict[str, Any]:
     """Simulate ``spec`` on episode ``seed``; returns the row of ``episodes.csv``."""
-    from ddl_gym.baselines.prediction import prediction_error
+    from ddl_gym.baselines.a_srpt.prediction import prediction_error
     from ddl_gym.sim.engine import Simulator, run_policy
 
     scenario = scenario_of(spec)
@@ -263,9 +263,9 @@ def table2(cases: int, seed: int = 0) -> pd.DataFrame:
     on ``cases`` random availabilities of a 4 × 8-GPU cluster, for 8-GPU configurations of VGG19
     (2 × 4, 4 × 2 and 8 × 1 stages × replicas: the paper does not say which it used) and GPT-175B
     (8 × 1, 4 × 2; memory check off)."""
-    from ddl_gym.baselines.heavy_edge import exact_mapping, select_servers
-    from ddl_gym.sim.heavy_edge import heavy_edge
-    from ddl_gym.sim.perf_pipeline import iteration_time
+    from ddl_gym.baselines.a_srpt.server_selection import exact_mapping, select_servers
+    from ddl_gym.sim.perf.pipeline_mapping import heavy_edge
+    from ddl_gym.sim.perf.pipeline import iteration_time
     from ddl_gym.sim.zoo_pipeline import stage_config
 
     configs = {f"VGG19 {s}x{8 // s}": stage_config("vgg19", s, 8) for s in (2, 4, 8)}
@@ -296,7 +296,7 @@ def table2(cases: int, seed: int = 0) -> pd.DataFrame:
 
 def prediction_table(grid: Grid) -> pd.DataFrame:
     """Prediction error of every predictor on the whole test part of the default trace (Figs. 4, 9)."""
-    from ddl_gym.baselines.prediction import prediction_error
+    from ddl_gym.baselines.a_srpt.prediction import prediction_error
     from ddl_gym.workloads.asrpt import trace_predictions
     from ddl_gym.workloads.recurring import generate_recurring_trace
 
@@ -549,7 +549,7 @@ def write_report(out: Path, ep: pd.DataFrame, exps: dict[str, dict[str, RunSpec]
 
 DEVIATIONS = (
     "Algorithm 1's listing is missing from the paper; A-SRPT is the spec's reconstruction (§A2.1), every line cited "
-    "in `baselines/a_srpt.py`; slots are replaced by events (A5 #5).",
+    "in `baselines/a_srpt/policy.py`; slots are replaced by events (A5 #5).",
     "Eq. (6) is garbled; default reconstruction `eq6=\"reconstructed\"`, alternative `per_replica` (sensitivity row).",
     "τ for the simulations is not stated: default 1 (A5 #4), swept {0, 0.5, 1, 2}; a delayed job blocks the queue "
     "(`delay_blocks`, A5 #3), the non-blocking variant is reported in Fig. 8 and the sensitivity table.",
@@ -585,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--full", action="store_true", help="paper scale: 250 x 8 GPUs, 37.5k-150k-job windows (hours)")
     add_seeds_argument(parser, "per grid (--quick 2, default 3, --full 5)")
     parser.add_argument("--out", type=Path, default=Path("results/a_srpt"), help="output folder")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/a_srpt/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/a_srpt/report.md)")
     parser.add_argument("--claims", type=Path, default=None, help="also write the claims table here")
     add_workers_argument(parser, min(2, os.cpu_count() or 1))
     parser.add_argument("--table2-cases", type=bounded_int(1, 1_000, "--table2-cases"), default=None,

@@ -28,7 +28,7 @@ Experiments (every distinct run is simulated once and reused by every table that
 Verdicts come from :mod:`ddl_gym.reproduce.verdict` (paired by seed). ``--quick`` runs every
 experiment except η and the gap study at the authors' job scale (1–6 iterations, arrivals within
 1.2 s, times ×1000) on 2 seeds: seconds instead of minutes; its claims table is committed as
-``notes/ada_srsf/claims_quick.md``.
+``docs/reproductions/ada_srsf/claims_quick.md``.
 
 Outputs in ``--out``: ``episodes.csv`` (one row per run and seed), ``jct.csv`` (per-job JCTs),
 ``report.md``, ``claims.md``, ``jct_cdf_*.png`` (JCT CDFs, matplotlib Agg).
@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddl_gym.baselines.ada_srsf import make_ada_srsf_policy
+from ddl_gym.baselines.ada_srsf.policy import make_ada_srsf_policy
 from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, seeds_or_default
 from ddl_gym.reproduce.verdict import RULE, Claim, Verdict, best_of, compare, render_claims
 from ddl_gym.scenarios import Scenario, get_scenario
@@ -587,7 +587,7 @@ def write_report(out: Path, episodes: pd.DataFrame, exps: dict[str, dict[str, Ru
                      f"{r.stat_decision_points:,.0f} | {r.stat_events:,.0f} |")
     lines += [
         "",
-        "## Model and engine decisions (see ddl_gym/sim/tasklevel.py, baselines/ada_srsf.py)",
+        "## Model and engine decisions (see ddl_gym/sim/tasklevel.py, baselines/ada_srsf/policy.py)",
         "",
         "- Event-driven continuous time on an integer-nanosecond clock (the paper uses 1 s slots, the authors' "
         "simulator 1 ms ticks); per event time: events, arrivals, placement pass, all-reduce pass, compute pass "
@@ -671,9 +671,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_seeds_argument(parser, "3 (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/ada_srsf"), help="output folder")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/ada_srsf/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/ada_srsf/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
-                        help="also write the claims table here (notes/ada_srsf/claims_quick.md with --quick)")
+                        help="also write the claims table here (docs/reproductions/ada_srsf/claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true",
                         help="the authors' job scale (1-6 iterations within 1.2 s), 2 seeds, fewer κ, no η/gap study")
     parser.add_argument("--extras", action="store_true",

@@ -9,7 +9,7 @@
 * **Fig. 5** — SJF-BCO makespan for κ = 1..32 (T = 1200). κ only acts through ``{j : G_j ≤ κ}``, so
   one plan per κ class is computed and reported for every κ of the class (identical schedules).
 * **Fig. 6** — makespan for 10..20 servers (T = 1500); the clusters of one seed are nested and share the
-  160 jobs (see :func:`~ddl_gym.baselines.sjf_bco.sjf_bco_scenario`).
+  160 jobs (see :func:`~ddl_gym.baselines.sjf_bco.policy.sjf_bco_scenario`).
 * **Fig. 7** — SJF-BCO makespan for λ ∈ {1, 2, 4, 8} with κ = 1 (T = 1200; the paper does not state T).
 * **§6** — Lemma 2 as the paper states it (``Ŵ_max = θ̃_u``), the approximation quantities, and the
   §7.1 calibration measured per job and in aggregate.
@@ -18,7 +18,7 @@ Every plan is executed in the event simulator (real contention); simulated and p
 are both recorded. Verdicts come from :mod:`ddl_gym.reproduce.verdict`. Outputs in ``--out``:
 ``rows.csv`` (one row per run), ``fig4.png`` … ``fig7.png``, ``report.md`` and ``claims.md`` (the
 headline under each reading and the claims table; ``--quick`` writes the version committed as
-``notes/sjf_bco_claims_quick.md``).
+``docs/reproductions/sjf_bco/claims_quick.md``).
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from ddl_gym.baselines.sjf_bco import (
+from ddl_gym.baselines.sjf_bco.policy import (
     PAPER_RHO_HAT_RANGE,
     SJFBCOPolicy,
     sjf_bco_regime_scenario,
     sjf_bco_scenario,
 )
-from ddl_gym.baselines.sjf_bco_plan import DEFAULT_OPTIONS, PlanOptions, kappa_classes, make_trial, plan
+from ddl_gym.baselines.sjf_bco.plan import DEFAULT_OPTIONS, PlanOptions, kappa_classes, make_trial, plan
 from ddl_gym.cliargs import (
     MAX_SEED,
     add_seeds_argument,
@@ -532,13 +532,13 @@ def report(df: Any, a: Analysis, decision: tuple[float, int], args: argparse.Nam
         RULE.describe(),
         "",
         "Setting: calibrated §7.1 scenario `sjf-bco` unless a reading says otherwise (see "
-        "`ddl_gym.baselines.sjf_bco`). Every plan is executed in the event simulator; claims are judged on the "
+        "`ddl_gym.baselines.sjf_bco.policy`). Every plan is executed in the event simulator; claims are judged on the "
         "simulated makespan/JCT (the `planned` rows judge the planner's own estimate).",
         "",
         "## Fig. 4 headline under each reading",
         "",
         "Each reading changes one choice the paper leaves open (named options of "
-        "`ddl_gym.baselines.sjf_bco_plan.PlanOptions` / scenario `sjf-bco-regime`); means over seeds.",
+        "`ddl_gym.baselines.sjf_bco.plan.PlanOptions` / scenario `sjf-bco-regime`); means over seeds.",
         "",
         headline_table(a),
         "",
@@ -735,9 +735,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--first-seed", type=seed_type, default=None, metavar="F",
                         help="older spelling: shifts seeds 0..N-1 to F..F+N-1 (same as --seeds F:F+N)")
     parser.add_argument("--out", type=Path, default=Path("results/sjf-bco"), help="output directory")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (e.g. notes/sjf_bco_report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (e.g. docs/reproductions/sjf_bco/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
-                        help="also write the claims table here (e.g. notes/sjf_bco_claims_quick.md with --quick)")
+                        help="also write the claims table here (e.g. docs/reproductions/sjf_bco/claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true", help="Fig. 6 at 10 and 20 servers only, 1 seed by default")
     add_workers_argument(parser, min(4, os.cpu_count() or 1))
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

@@ -22,7 +22,7 @@ definition), optimus-time, optimus-official, and the exact optimum OPT (spec B7)
 * time-scale sensitivity — Figs. 7–10 again at ×0.5 and ×2 the calibrated time scale.
 
 Verdicts come from :mod:`ddl_gym.reproduce.verdict` (paired by seed). ``--quick``: 2 seeds, ε = 0.05,
-I ≤ 20 — seconds; its claims table is committed as ``notes/smd/claims_quick.md`` and a test
+I ≤ 20 — seconds; its claims table is committed as ``docs/reproductions/smd/claims_quick.md`` and a test
 regenerates it. Outputs in ``--out``: ``rows.csv`` (one row per instance, policy and time-scale
 factor), ``report.md``, ``claims.md``, ``fig7_8.png`` … ``fig12.png``.
 """
@@ -99,14 +99,14 @@ class Task:
 
 def run_task(task: Task) -> list[dict[str, Any]]:
     """Every instance, policy and time-scale factor of one (seed, mode); one row each."""
-    from ddl_gym.baselines.ps_interval import IntervalInstance, evaluate_interval
-    from ddl_gym.baselines.registry import make_policy
-    from ddl_gym.sim.perf_ps import exact_inner_optimum
+    from ddl_gym.baselines.smd.interval import IntervalInstance, evaluate_interval
+    from ddl_gym.policies import make_policy
+    from ddl_gym.sim.perf.ps import exact_inner_optimum
     from ddl_gym.workloads.smd_jobs import (
         INSTANCE, RESOURCE_UNIT, SMD_RESOURCES, draw_smd_jobs, smd_time_scale,
     )
 
-    from ddl_gym.baselines.sum_of_ratios import continuous_allocation
+    from ddl_gym.baselines.smd.sum_of_ratios import continuous_allocation
 
     grid = task.grid
     started = time.perf_counter()
@@ -403,7 +403,7 @@ DEVIATIONS = """\
 
 def overlap_study(seed: int = 0, jobs: int = 200) -> str:
     """Per-sample time of the four overlap models on layer profiles drawn from Yu §V's ranges (a table)."""
-    from ddl_gym.sim.perf_ps import (
+    from ddl_gym.sim.perf.ps import (
         overlap_coefficients, priority_link_simulation, priority_times, sequential_times, wait_free_times,
     )
 
@@ -557,9 +557,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_seeds_argument(parser, "10 (--quick 2)")
     parser.add_argument("--out", type=Path, default=Path("results/smd"), help="output folder")
-    parser.add_argument("--report", type=Path, default=None, help="also write the report here (notes/smd/report.md)")
+    parser.add_argument("--report", type=Path, default=None, help="also write the report here (docs/reproductions/smd/report.md)")
     parser.add_argument("--claims", type=Path, default=None,
-                        help="also write the claims table here (notes/smd/claims_quick.md with --quick)")
+                        help="also write the claims table here (docs/reproductions/smd/claims_quick.md with --quick)")
     parser.add_argument("--quick", action="store_true", help="2 seeds, eps = 0.05, I <= 20: seconds")
     parser.add_argument("--eps", type=bounded_float(1e-4, 1.0, "--eps", high_open=True), default=None,
                         help="Algorithm 1's grid precision, in [1e-4, 1) (default 0.01)")

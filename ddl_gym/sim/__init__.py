@@ -3,6 +3,7 @@
 Imports no gymnasium, torch or stable-baselines3.
 """
 
+from ddl_gym._moved import install as _install_moved_paths
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.engine import CAPABILITIES, InvariantError, Scheduler, SimulationError, Simulator, run_policy
 from ddl_gym.sim.metrics import SUMMARY_KEYS, SimResult
@@ -15,6 +16,8 @@ from ddl_gym.sim.perf import (
 )
 from ddl_gym.sim.tasklevel import TaskLevelSimulator
 from ddl_gym.sim.zoo import MODEL_ZOO, TABLE_III_MODELS, get_model
+
+_install_moved_paths()  # the 0.1 paths ddl_gym.sim.perf_pipeline, perf_ps, perf_aonline, heavy_edge still import, with a warning
 
 __all__ = [
     "ARCHITECTURES", "Allocation", "CAPABILITIES", "ResourceType", "AllReduceContentionModel", "ClusterSpec", "ConfigError", "InvariantError", "MODEL_ZOO", "ModelProfile",

@@ -64,7 +64,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ddl_gym.sim import checks as _checks
+import ddl_gym.sim.checks as _checks
 from ddl_gym.sim.alloc import Allocation
 from ddl_gym.sim.compact import GpuIdTable, filled_column, float_column, int_column
 from ddl_gym.sim.jobqueue import JobQueue

@@ -84,7 +84,7 @@ Engine (decisions):
   ``engine_kernel()`` (a copy of its ``decide_hold``, cross-checked against it in debug mode),
   so that a query (a waiting all-reduce is asked about 6 times per admission) is no call into the
   policy module.
-  ``tests/test_tasklevel_golden.py`` checks the schedules against digests recorded before these
+  ``tests/sim/test_tasklevel_golden.py`` checks the schedules against digests recorded before these
   changes.
 * **Compiled build** (optional): ``scripts/build_native.py`` compiles this very file with
   mypyc (several times less CPU per episode, ``scripts/bench_tasklevel.py``; same integer/float
@@ -114,7 +114,7 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 
-from ddl_gym.sim import checks as _checks
+import ddl_gym.sim.checks as _checks
 from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import AllReduceContentionModel
@@ -250,7 +250,7 @@ class TaskLevelSimulator:
         cluster: servers, GPUs per server, GPU memory (``gpu_memory_mb``).
         workload: the jobs (profiles give ``t_f``, ``t_b``, model size ``M``, GPU memory).
         model: eq. (5) parameters ``a`` (s), ``b`` (s/byte), ``eta`` (s/byte).
-        placement: the placement rule (LWF-κ, FF, LS, RAND in :mod:`ddl_gym.baselines.ada_srsf`).
+        placement: the placement rule (LWF-κ, FF, LS, RAND in :mod:`ddl_gym.baselines.ada_srsf.policy`).
         comm_admission: the communication-task admission rule (AdaDUAL, SRSF(n)).
         rng: generator handed to the placement rule (RAND).
         gpu_sharing: several jobs per GPU while memory fits (default), else one job per GPU.
@@ -836,7 +836,7 @@ class TaskLevelSimulator:
             self._apply_probe_defect(t)
 
     def _adadual(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
-        """The AdaDUAL kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.AdaDual`` (Alg. 2, no
+        """The AdaDUAL kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.policy.AdaDual`` (Alg. 2, no
         probe defect), line for line, on the engine's own state (see that method for the reasoning)."""
         count = self.comm_count
         servers = self.job_servers[job]
@@ -863,7 +863,7 @@ class TaskLevelSimulator:
         return False, self._server_tuple[s_first], servers[:first], 0, 0
 
     def _srsf_n(self, job: int) -> tuple[bool, tuple[int, ...], tuple[int, ...], int, int]:
-        """The SRSF(n) kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.SRSFn``."""
+        """The SRSF(n) kernel: ``decide_hold`` of ``ddl_gym.baselines.ada_srsf.policy.SRSFn``."""
         count = self.comm_count
         servers = self.job_servers[job]
         n = self._kernel_n

@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass
 
 from ddl_gym.sim.model import ConfigError, ModelProfile
-from ddl_gym.sim.perf_pipeline import PipelineConfig, StageProfile
+from ddl_gym.sim.perf.pipeline import PipelineConfig, StageProfile
 
 V100_FLOPS = 100e12  # fp16 tensor-core FLOP/s (sustained peak assumed)
 UTILISATION = 0.4

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, ResourceType, Workload
-from ddl_gym.sim.perf_aonline import (
+from ddl_gym.sim.perf.aonline import (
     AONLINE_RESOURCES, SLOT_SECONDS, AOnlineProfile, ideal_config, ps_count_for_bandwidth,
 )
 
@@ -195,7 +195,7 @@ def _unused_source(*_args):  # AOnlineScenario draws cluster and workload togeth
 
 def make_aonline_scenario(name: str, setup: AOnlineSetup, description: str):
     """A :class:`~ddl_gym.scenarios.Scenario` whose episodes come from :func:`aonline_world`."""
-    from ddl_gym.sim.perf_aonline import AOnlinePSModel, AOnlineRAModel
+    from ddl_gym.sim.perf.aonline import AOnlinePSModel, AOnlineRAModel
 
     model = AOnlinePSModel() if setup.arch == "ps" else AOnlineRAModel()
     return AOnlineScenario(name=name, cluster=_unused_source, workload=_unused_source, model=model,
@@ -205,7 +205,7 @@ def make_aonline_scenario(name: str, setup: AOnlineSetup, description: str):
 def _define_scenario_class():
     from dataclasses import dataclass as _dc
 
-    from ddl_gym.scenarios import Scenario
+    from ddl_gym.scenario_base import Scenario
 
     @_dc(frozen=True)
     class AOnlineScenario(Scenario):

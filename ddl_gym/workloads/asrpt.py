@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ddl_gym.scenarios import GBPS, Scenario
+from ddl_gym.scenario_base import GBPS, Scenario
 from ddl_gym.sim.model import ARCH_PIPELINE, ClusterSpec, ConfigError, Workload
-from ddl_gym.sim.perf_pipeline import PipelineRateModel
+from ddl_gym.sim.perf.pipeline import PipelineRateModel
 from ddl_gym.sim.zoo_pipeline import TESTBED_MEMORY_BYTES, summary_profile
 from ddl_gym.workloads.recurring import RecurringSpec, RecurringTrace, generate_recurring_trace, window_arrivals
 
@@ -68,7 +68,7 @@ def trace_predictions(spec: RecurringSpec, predictor: str = "rf", scope: str = "
     paper-scale traces; the file is keyed by every input and the scikit-learn version, and holds
     exactly what a fresh fit returns).
     """
-    from ddl_gym.baselines.prediction import make_predictor
+    from ddl_gym.baselines.a_srpt.prediction import make_predictor
 
     trace = generate_recurring_trace(spec)
     n_train = int(round(train_fraction * trace.num_jobs))

@@ -37,7 +37,7 @@ from typing import Mapping
 import numpy as np
 
 from ddl_gym.sim.model import ARCH_ALLREDUCE, ARCH_PIPELINE, ARCHITECTURES, ConfigError, Workload
-from ddl_gym.sim.perf_pipeline import PipelineConfig, StageProfile
+from ddl_gym.sim.perf.pipeline import PipelineConfig, StageProfile
 
 PIPELINE_COLUMNS: tuple[str, ...] = ("arch", "pipeline", "predicted_iterations")
 STAGE_FIELDS: tuple[str, ...] = ("replicas", "fwd_s", "bwd_s", "act_in_bytes", "act_out_bytes", "param_bytes")

@@ -53,10 +53,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ddl_gym.scenarios import Scenario
+from ddl_gym.scenario_base import Scenario
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import make_performance_model
-from ddl_gym.sim.perf_ps import MODES, OVERLAP_MODELS, SMDProfile, overlap_coefficients
+from ddl_gym.sim.perf.ps import MODES, OVERLAP_MODELS, SMDProfile, overlap_coefficients
 from ddl_gym.workloads.smd_jobs import MAX_PS_JOBS
 from ddl_gym.workloads.smd_jobs import (
     GBPS, INSTANCE, MB, PS_PLACEHOLDER_MODEL, RESOURCE_UNIT, SMD_RESOURCES, SMDJobSource, pooled_cluster,

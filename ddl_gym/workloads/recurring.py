@@ -29,9 +29,9 @@ Calibration (defaults; measured with the 100-tree forest on the first 80 % of 10
 traces): 77 % / 82 % single-GPU jobs, 66 % / 67 % of jobs in groups with ≥ 5 submissions, 21 % / 22 %
 of test jobs unseen, the forest exact on 53 % / 49 % of test jobs (paper: "approximately 60 %"), mean
 absolute errors mean : median : RF = 557 : 453 : 369 / 645 : 552 : 369 (paper: 593 : 563 : 369, user
-scope, :mod:`ddl_gym.baselines.prediction`). The forest stays below 60 % because its bootstrap mixes
+scope, :mod:`ddl_gym.baselines.a_srpt.prediction`). The forest stays below 60 % because its bootstrap mixes
 the smallest groups with neighbouring ids (a per-group median is exact on 67 %); reaching 60 % would
-need fewer unseen jobs than "65 % in groups of ≥ 5" leaves. ``tests/test_asrpt_workload.py`` checks
+need fewer unseen jobs than "65 % in groups of ≥ 5" leaves. ``tests/workloads/test_asrpt_workload.py`` checks
 these targets.
 * **Arrivals**: Philly's (RFold table) inter-arrival gaps, in trace order, cycled when the trace is
   longer than the table, each capped at the table's 99.9th percentile (4,841 s); a window's gaps are
@@ -50,7 +50,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.perf_pipeline import PipelineConfig, alpha_min_tilde
+from ddl_gym.sim.perf.pipeline import PipelineConfig, alpha_min_tilde
 from ddl_gym.sim.zoo_pipeline import SINGLE_GPU_POOL, V100_MEMORY_BYTES, plan_configs, table_i_models
 
 #: Philly RFold job sizes > 1 rounded up to a power of two (6, 7 -> 8; 12 -> 16; 20-28 -> 32; 48 -> 64;

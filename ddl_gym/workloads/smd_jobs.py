@@ -28,9 +28,9 @@ from typing import Mapping
 
 import numpy as np
 
-from ddl_gym.scenarios import Scenario
+from ddl_gym.scenario_base import Scenario
 from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
-from ddl_gym.sim.perf_ps import MODES, SMDProfile, SMDSpeedModel, overlap_coefficients
+from ddl_gym.sim.perf.ps import MODES, SMDProfile, SMDSpeedModel, overlap_coefficients
 
 GBPS = 1e9 / 8  # bytes per second in one gigabit per second
 MB = 1e6

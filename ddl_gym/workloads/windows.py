@@ -340,7 +340,7 @@ def window_source_from_config(kind: str, cfg: dict[str, Any], base: Path, perfor
     file's error builder (:class:`ddl_gym.scenarios._FileErrors`): every problem is one line
     ``<file>: workload.<key>: <problem>``, an unknown key names the nearest allowed one.
     """
-    from ddl_gym.scenarios import _as_int, _as_number, _as_str
+    from ddl_gym.scenario_base import _as_int, _as_number, _as_str
 
     trace = WINDOW_KINDS[kind]
     allowed = [k for k in _FILE_KEYS if not (trace == "alibaba" and k == "table")
@@ -390,10 +390,9 @@ BUILTIN_TIME_SCALE: dict[str, float] = {"philly": 0.588, "alibaba": 0.0234}
 
 def window_scenarios() -> list[Any]:
     """``philly-windows[-train]`` and ``alibaba-windows[-train]`` on the default scenario's cluster and model."""
-    from ddl_gym.scenarios import SCENARIOS, Scenario
+    from ddl_gym.scenario_base import DEFAULT_CLUSTER, DEFAULT_MODEL, Scenario
 
-    default = SCENARIOS["default"]
-    cluster, model = default.cluster, default.model
+    cluster, model = DEFAULT_CLUSTER, DEFAULT_MODEL
     out = []
     specs = [
         ("philly", {"table": "pollux"}, "Philly (Pollux table)"),
