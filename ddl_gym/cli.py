@@ -236,7 +236,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from ddl_gym.harness import _slug, compare, evaluate, policy_label
+    from ddl_gym.harness import compare, evaluate, policy_label
+    from ddl_gym.harness.report import _slug
 
     policies = _split_names(args.policies)
     if args.seed_list is not None and _seeds_given(args):

@@ -4,7 +4,7 @@ The evaluation cache (:func:`ddl_gym.harness.run_cache_key`) reuses a row only i
 computed under still matches. ddl-gym's own code is covered by
 :func:`ddl_gym.fingerprint.code_fingerprint`; this module covers the code that is *not* ddl-gym's:
 
-* a policy registered by a user (:func:`ddl_gym.baselines.registry.register_policy` with a
+* a policy registered by a user (:func:`ddl_gym.policies.register_policy` with a
   ``"user_module:factory"`` target): the registered target and keyword arguments, and the bytes of
   every module that defines it — the factory's module and the module of every class in the built
   policy's MRO — plus the other ``.py`` files of the same top-level package (helpers it imports);
@@ -156,7 +156,7 @@ def registered_policy_key(spec: str, instance: Any | None = None) -> dict[str, A
     Raises:
         Unknowable: a registered target whose module has no source file.
     """
-    from ddl_gym.baselines import registry
+    from ddl_gym import policies as registry
 
     entry = registry._LAZY.get(registry.registry_key(spec))  # module:Class specs included
     if entry is None:

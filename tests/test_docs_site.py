@@ -63,9 +63,9 @@ def test_site_has_every_section(site: Path) -> None:
     for page in ("index.html", "getting-started.html", "env.html", "scenarios.html", "policies.html", "training.html",
                  "evaluation.html", "performance.html", "api/envs.html", "api/policies.html",
                  "leaderboards/index.html", "leaderboards/default/index.html", "reproductions/index.html",
-                 "reproductions/sjf_bco/index.html",
-                 "reproductions/ada_srsf/index.html", "reproductions/a_srpt/index.html", "reproductions/smd/index.html",
-                 "reproductions/a_online/index.html"):
+                 "reproductions/sjf_bco/report.html",
+                 "reproductions/ada_srsf/report.html", "reproductions/a_srpt/report.html", "reproductions/smd/report.html",
+                 "reproductions/a_online/report.html"):
         assert (site / page).exists(), page
     assert (site / "leaderboards" / "default" / "paired.png").exists()  # figures come along
 
@@ -78,9 +78,9 @@ def test_hook_leaves_broken_links_for_strict_mode() -> None:
         sys.path.remove(str(REPO / "docs"))
     from mkdocs.structure.files import Files
 
-    text = "[a](../ddl_gym/harness.py) and [b](no-such-page.md) and [c](env.md)"
+    text = "[a](../ddl_gym/harness/evaluation.py) and [b](no-such-page.md) and [c](env.md)"
     out = hooks._rewrite(text, "usage.md", None, REPO, Files([]))
-    assert "a (`../ddl_gym/harness.py`)" in out  # a repository file outside the site: named, not linked
+    assert "a (`../ddl_gym/harness/evaluation.py`)" in out  # a repository file outside the site: named, not linked
     assert "[b](no-such-page.md)" in out and "[c](env.md)" in out  # left for mkdocs to check
 
 

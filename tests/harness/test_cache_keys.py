@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ddl_gym import harness, policy_keys
+from ddl_gym.scenarios import get_scenario
 from ddl_gym.policies import register_policy
 
 POLICY_MODULE = '''
@@ -49,7 +50,7 @@ def test_editing_a_registered_policy_module_recomputes(tmp_path: Path, monkeypat
     assert edited.summary["avg_jct_s"].tolist() != first.summary["avg_jct_s"].tolist()
 
     register_policy("stale-cache-user", "stale_cache_user_policy:make", {"unused": 1}, "test policy")
-    assert harness.run_cache_key(harness.get_scenario("small"), "stale-cache-user") != edited.summary["cache_key"][0]
+    assert harness.run_cache_key(get_scenario("small"), "stale-cache-user") != edited.summary["cache_key"][0]
 
 
 def test_debug_runs_never_reuse_rows_computed_without_checks(tmp_path: Path) -> None:

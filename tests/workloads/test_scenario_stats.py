@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from ddl_gym.scenarios_command import main
 from ddl_gym.scenario_stats import (
     ADA_SRSF_MEASURED_SLOWDOWN,
     consolidated_servers,
     contention_check,
     contention_share,
-    main,
     minimal_runtimes,
     offered_load,
 )
