@@ -38,7 +38,8 @@ def test_wheel_installs_into_a_clean_venv_and_runs_outside_the_repo(tmp_path: Pa
     for required in ("ddl_gym/py.typed", "ddl_gym/agents/zoo/agent-transfer.zip", "ddl_gym/agents/zoo/agent-transfer.json",
                      "ddl_gym/agents/zoo/agent-transfer.vecnormalize.pkl", "ddl_gym/agents/zoo/legacy/agent-10g.zip",
                      "ddl_gym/data/philly_sample.csv", "ddl_gym/data/philly_pollux_jobs.csv.gz",
-                     "ddl_gym/baselines/registry.py", "ddl_gym/protocols.py"):
+                     "ddl_gym/policies.py", "ddl_gym/protocols.py", "ddl_gym/baselines/a_online/policy.py",
+                     "ddl_gym/baselines/classic/attained.py", "ddl_gym/harness/episodes.py", "ddl_gym/sim/perf/rar.py"):
         assert required in names, required
     for licence in ("LICENSE", "NOTICE"):  # Apache-2.0 text and the traces' attributions travel with the wheel
         assert any(n.endswith(f"/{licence}") and ".dist-info/" in n for n in names), licence
