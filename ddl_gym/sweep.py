@@ -11,11 +11,17 @@ A sweep spec is a TOML file::
     executor = "local"                                      # optional: "local" or "ray" (--executor wins)
     ray_address = "auto"                                    # optional, with executor = "ray"
     workers = 2                                             # optional, local executor
+    reference = "srsf+pack"                                 # optional: one of the policies; adds the
+                                                            # aggregate across scenarios (IQM, bootstrap
+                                                            # CIs, P(improvement); ddl_gym/aggregate.py)
 
 Each scenario gets its own results folder ``<out>/<scenario>/`` written by
 :func:`ddl_gym.harness.evaluate` (the folder lock, appends as rows arrive, the content cache: a rerun
 recomputes only rows that are missing or whose ``cache_key`` changed), and the grid gets one
-combined table, ``<out>/sweep_summary.csv`` and ``<out>/sweep_summary.md`` (mean ± 95% CI over seeds).
+combined table, ``<out>/sweep_summary.csv`` and ``<out>/sweep_summary.md`` (mean ± 95% CI over seeds;
+with ``reference`` and two or more scenarios, also the rliable-style aggregate of every policy against
+the reference across scenarios: interquartile mean of per-seed scores, stratified bootstrap CIs and
+the probability of improvement).
 
 ``--shard i/n`` (0 ≤ i < n) runs every n-th seed starting at the i-th (all scenarios, all policies)
 into ``<out>/shard-<i>-of-<n>/<scenario>/``, so n batch jobs without a shared file system each write
@@ -37,7 +43,8 @@ from typing import Any
 
 from ddl_gym.sim.model import ConfigError
 
-SPEC_KEYS: tuple[str, ...] = ("scenarios", "policies", "seeds", "out", "executor", "ray_address", "workers")
+SPEC_KEYS: tuple[str, ...] = ("scenarios", "policies", "seeds", "out", "executor", "ray_address", "workers",
+                              "reference")
 SCENARIO_ENTRY_KEYS: tuple[str, ...] = ("scenario", "workload", "drop_oversized")
 COMBINED_CSV = "sweep_summary.csv"
 COMBINED_MD = "sweep_summary.md"
@@ -66,6 +73,7 @@ class SweepSpec:
     executor: str = "local"
     ray_address: str | None = None
     workers: int | None = None
+    reference: str | None = None  # the policy the cross-scenario aggregate compares against
     resolved: list[Any] = field(default_factory=list)  # the Scenario of each entry (workload applied)
 
 
@@ -203,8 +211,16 @@ def load_spec(path: str | Path, *, check: bool = True) -> SweepSpec:
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
             raise _err(path, "workers", f"must be an integer in [1, {MAX_WORKERS}]")
 
+    reference = data.get("reference")
+    if reference is not None:
+        if not isinstance(reference, str) or not reference.strip():
+            raise _err(path, "reference", f"must be a policy spec (string), got {_type_name(reference)}")
+        reference = reference.strip()
+        if reference not in policies:
+            raise _err(path, "reference", "must be one of the spec's policies (it is compared on the same seeds)")
+
     spec = SweepSpec(path=path, scenarios=scenarios, policies=policies, seeds=seeds, out=Path(out),
-                     executor=executor, ray_address=ray_address, workers=workers)
+                     executor=executor, ray_address=ray_address, workers=workers, reference=reference)
     if check:
         _check_entries(spec)
     return spec
@@ -366,6 +382,12 @@ def write_combined(spec: SweepSpec, root: Path) -> Path:
              f"{len(combined)} of {len(wanted)} runs present" + (f" ({missing} missing)." if missing else "."),
              "Cells are mean ± half-width of the 95% confidence interval over seeds (Student t).", "",
              markdown_table(combined) if len(combined) else "(no results)", ""]
+    if spec.reference is not None and len(combined) and combined["scenario"].nunique() >= 2:
+        from ddl_gym.aggregate import aggregate_across_tasks, aggregate_markdown
+        from ddl_gym.harness import policy_label
+
+        table = aggregate_across_tasks(combined, policy_label(spec.reference), "avg_jct_s")
+        lines += [f"## Across the {combined['scenario'].nunique()} scenarios (avg JCT)", "", aggregate_markdown(table), ""]
     _write_text_atomic(root / COMBINED_MD, "\n".join(lines))
     return root / COMBINED_CSV
 

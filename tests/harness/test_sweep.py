@@ -28,6 +28,7 @@ GOOD = 'scenarios = ["small"]\npolicies = ["fifo+pack", "srsf+pack"]\nseeds = 4\
     ('scenarios = ["small"]\npolicies = [3]\nseeds = 2\n', "policies[0]", "must be a policy spec"),
     (GOOD + 'executor = "dask"\n', "executor", "must be one of local, ray"),
     (GOOD + 'workers = 0\n', "workers", "[1, 256]"),
+    (GOOD + 'reference = "sjf+pack"\n', "reference", "one of the spec's policies"),
     ('scenarios = ["small", "small"]\npolicies = ["fifo+pack"]\nseeds = 2\n', "scenarios", "appears twice"),
 ])
 def test_bad_spec_is_one_line_naming_file_and_key(tmp_path, capsys, text, key, problem):
@@ -79,6 +80,12 @@ def test_sweep_resumes_and_shards_merge_to_the_same_table(tmp_path, capsys):
     assert main(["sweep", str(spec), "--out", str(out), "--no-progress"]) == 0
     assert "sweep: computed 0, reused 16" in capsys.readouterr().out
     pd.testing.assert_frame_equal(pd.read_csv(out / "sweep_summary.csv"), before)  # timings too: nothing rerun
+    assert "Across the" not in (out / "sweep_summary.md").read_text()  # no reference: no aggregate
+    spec.write_text(spec.read_text() + 'reference = "srsf+pack"\n')
+    assert main(["sweep", str(spec), "--out", str(out), "--merge"]) == 0
+    text = (out / "sweep_summary.md").read_text()
+    assert "## Across the 2 scenarios (avg JCT)" in text and "| fifo+pack | 2 × 4 |" in text, text
+    assert "P(improves on srsf+pack)" in text
 
     sharded = tmp_path / "sharded"
     for i in range(3):
