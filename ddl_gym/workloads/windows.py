@@ -125,21 +125,44 @@ def _philly_cut_seconds(file: Path, table: str, when: str) -> float:
     return float((moment - earliest).total_seconds())
 
 
-@functools.lru_cache(maxsize=16)
 def trace_table(trace: str, path: str | None = None, table: str | None = None, split: str = "all",
                 fractional: str = "whole", split_at: str | float | None = None) -> TraceTable:
-    """Read (once per process) the jobs of ``split`` of a trace file; arguments as :class:`TraceWindowSource`."""
+    """Read (once per process) the jobs of ``split`` of a trace file; arguments as :class:`TraceWindowSource`.
+
+    The per-process cache is keyed on the *resolved* file and its size and modification time, so a
+    different lookup result (``$DDL_GYM_TRACES`` changed, a copy appeared or went) or an edited file is
+    read again, never served from an earlier read.
+    """
     if trace not in TRACES:
         raise ConfigError(f"trace: must be one of {', '.join(TRACES)}, got {trace!r}")
     if split not in SPLITS:
         raise ConfigError(f"split: must be one of {', '.join(SPLITS)}, got {split!r}")
-    start = end = None
     if trace == "philly":
-        from ddl_gym.workloads.philly import _detect, default_trace_path
+        from ddl_gym.workloads.philly import default_trace_path
 
         if table is not None and table not in ("rfold", "pollux"):
             raise ConfigError(f"table: must be 'rfold' or 'pollux', got {table!r}")
         file = default_trace_path(table or "rfold") if path is None else Path(path)
+    else:
+        from ddl_gym.workloads.alibaba import POD_FILE, _resolve
+
+        file = _resolve(path, POD_FILE)
+    try:
+        stat = file.stat()
+        stamp: tuple[int, int] = (stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        stamp = (-1, -1)  # missing: the reader below names the file
+    return _trace_table(trace, str(file), stamp, table, split, fractional, split_at)
+
+
+@functools.lru_cache(maxsize=16)
+def _trace_table(trace: str, resolved: str, stamp: tuple[int, int], table: str | None, split: str,
+                 fractional: str, split_at: str | float | None) -> TraceTable:
+    start = end = None
+    file = Path(resolved)
+    if trace == "philly":
+        from ddl_gym.workloads.philly import _detect
+
         if file.is_dir():
             file = file / ("philly_pollux_jobs.csv" if table == "pollux" else "philly_rfold_jobs.csv")
         if not file.is_file():
@@ -159,7 +182,7 @@ def trace_table(trace: str, path: str | None = None, table: str | None = None, s
                             duration_s=workload.iterations * _DURATION_UNIT_S,
                             job_id=workload.job_id, label=f"philly-{detected}:{split}", path=str(file))
     else:
-        pods = AlibabaPods(path, fractional=fractional)  # type: ignore[arg-type]
+        pods = AlibabaPods(file, fractional=fractional)  # type: ignore[arg-type]
         keep = np.ones(len(pods), dtype=bool)
         if split != "all":
             try:
