@@ -69,6 +69,7 @@ import pandas as pd
 
 from ddl_gym.baselines.a_srpt.prediction import DEFAULT_UNSEEN, UNSEEN_RULES
 from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, seeds_or_default
+from ddl_gym.reproduce.a_srpt_figures import FIGURES, write_figures
 from ddl_gym.reproduce.verdict import RULE, Claim, Verdict, all_of, best_of, compare, equal, monotone, render_claims
 
 POLICIES = ("a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime")
@@ -724,7 +725,18 @@ def write_report(out: Path, ep: pd.DataFrame, exps: dict[str, dict[str, RunSpec]
         L.append(f"- {per_reading[DEFAULT_READING][i].where} {words}: held under "
                  + ("; ".join(held_under) if held_under else "no reading")
                  + (f" (the mean curve ends in a rise, not held: {'; '.join(rising)})" if rising else "") + ".")
-    L += ["", f"The reading with the most held Figs. 5–8 claims is {reading_label(most)}.", ""]
+    L += ["", f"The reading with the most held Figs. 5–8 claims is {reading_label(most)}.", "",
+          "Best baseline / A-SRPT (total JCT, mean over seeds of the per-seed ratio; > 1: A-SRPT ahead) at every point, "
+          "per reading:", ""]
+    points = [(f"Fig. 6 {n} jobs", f"fig6/{n}") for n in grid.windows]
+    points += [(f"Fig. 7 {s:.0%} single", f"fig7/{s:g}") for s in grid.shares]
+    points += [(f"Fig. 8 {b:g} Gb/s (fixed set)", f"fig8/{b:g}") for b in sorted(grid.bandwidths, reverse=True)]
+    points += [(f"Fig. 8 {b:g} Gb/s (equal load)", f"fig8eq/{b:g}") for b in sorted(grid.bandwidths, reverse=True)]
+    L += ["| reading | " + " | ".join(p for p, _ in points) + " |", "|---|" + "---:|" * len(points)]
+    for r in READINGS:
+        curve, _ = _ratio_curve(ep, exps, [n for _, n in points], seeds, r)
+        L.append(f"| {reading_label(r)} | " + " | ".join(f"{v:.2f}" for v in curve) + " |")
+    L.append("")
     L += ["## Baseline placement — which server selection is the baselines' strongest", "",
           "Best baseline (lowest total JCT of SPJF, SPWF, WCS-*) under each selection, at every Figs. 5–8 point "
           "(A-SRPT strict):", ""]
@@ -839,7 +851,29 @@ def write_report(out: Path, ep: pd.DataFrame, exps: dict[str, dict[str, RunSpec]
     return report, claims_md
 
 
-FIGURES = ("fig5.png", "fig6.png", "fig7.png", "fig8.png", "fig9.png", "table2.png")
+def figure_data(ep: pd.DataFrame, exps: dict[str, dict[str, RunSpec]], t2: pd.DataFrame, grid: Grid,
+                seeds: Sequence[int]) -> dict[str, Any]:
+    """The numbers behind the figures (:func:`ddl_gym.reproduce.a_srpt_figures.write_figures`)."""
+
+    def mean(rows: dict[str, RunSpec], row: str, metric: str = "total_jct_s") -> float:
+        return _mean(_vals(ep, rows[row], metric, seeds))
+
+    rows5 = [arow(False), arow(True), arow(False, True), *_brows(DEFAULT_READING)]
+    rows6 = [arow(False), arow(True), arow(False, True), *_brows(DEFAULT_READING), brow("wcs-duration", "most-free")]
+    fig8 = {}
+    for key, prefix in (("fixed", "fig8"), ("equal", "fig8eq")):
+        names = [f"{prefix}/{b:g}" for b in grid.bandwidths]
+        fig8[key] = (list(grid.bandwidths), {reading_label(r): _ratio_curve(ep, exps, names, seeds, r)[0] for r in READINGS})
+    names7 = [f"fig7/{s:g}" for s in grid.shares]
+    return {
+        "fig5": {_label(r): mean(exps["fig5"], r) for r in rows5},
+        "fig6": (list(grid.windows), {_label(r): [mean(exps[f"fig6/{n}"], r) for n in grid.windows] for r in rows6}),
+        "fig7": (list(grid.shares), {reading_label(r): _ratio_curve(ep, exps, names7, seeds, r)[0] for r in READINGS}),
+        "fig8": fig8,
+        "fig9": {k: (mean(exps["fig9"], k), mean(exps["fig9"], k, "pred_mae")) for k in exps["fig9"]},
+        "table2": {m: (float((sub.he_pitt_ms / sub.ilp_pitt_ms).mean()), float((sub.ilp_any_pitt_ms / sub.ilp_pitt_ms).mean()))
+                   for m, sub in t2.groupby("model", sort=False)},
+    }
 
 CHECK_CHANGES = (
     "Fig. 5 \"only 7% longer than Perfect\": A-SRPT < 1.10 × Perfect → A-SRPT ≤ 1.07 × Perfect (the claimed magnitude).",
@@ -947,9 +981,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   content_command(args))
     (args.out / "report.md").write_text(report)
     (args.out / "claims.md").write_text(claims)
-    from ddl_gym.reproduce.a_srpt_figures import write_figures
-
-    figures = write_figures(args.out, episodes, exps, t2, grid, seeds)
+    figures = write_figures(args.out, figure_data(episodes, exps, t2, grid, seeds))
     for path, text in ((args.report, report), (args.claims, claims)):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
