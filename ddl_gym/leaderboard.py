@@ -123,14 +123,16 @@ BOARDS: tuple[Board, ...] = (
                 "GPUs) on the default cluster.",
           note=_TRANSFER_NOTE),
     Board("asrpt-small",
-          references=("a-srpt", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload", "wcs-subtime",
-                      *CLASSIC_REFERENCES, "sjf-bco"),
+          references=("a-srpt", "a-srpt-backfill", "a-srpt-perfect", "spjf", "spwf", "wcs-duration", "wcs-workload",
+                      "wcs-subtime", *CLASSIC_REFERENCES, "sjf-bco"),
           title="A-SRPT's pipeline (mixed-parallel) jobs: 8 × 8 V100, 10 Gb/s, 200-job windows of a recurring trace "
                 "(the scenario of `DDLCluster-ASRPT-v0`). Reference policies only: no agent is shipped for it yet.",
-          note="Only `a-srpt` and the SPJF/SPWF/WCS baselines schedule on the random forest's *predicted* iteration "
-               "counts, as in the paper. `a-srpt-perfect` and the classic `sjf`/`srsf` orders rank jobs by their *true* "
-               "iteration counts (clairvoyant), so they are oracle references here, not policies a scheduler could run "
-               "on this trace; `fifo` needs no job sizes."),
+          note="Only `a-srpt` (strict head of line, Alg. 1 line 25), `a-srpt-backfill` and the SPJF/SPWF/WCS baselines "
+               "(best-fit servers, their default since issue 32) schedule on the random forest's *predicted* iteration "
+               "counts, as in the paper; jobs of groups unseen in training are predicted the training median (the "
+               "default unseen-job rule since issue 32; the paper predicts 0). `a-srpt-perfect` and the classic "
+               "`sjf`/`srsf` orders rank jobs by their *true* iteration counts (clairvoyant), so they are oracle "
+               "references here, not policies a scheduler could run on this trace; `fifo` needs no job sizes."),
     *(Board(f"smd-{mode}", references=_SMD_REFERENCES, metric="total_utility",
             title=f"SMD's interval world (Yu et al. INFOCOM'21 §V): 50 {mode.upper()}-SGD parameter-server jobs with sigmoid "
                   "utilities compete for one interval of pooled resources; admission by reservation. Ranked by total "

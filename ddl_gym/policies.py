@@ -392,13 +392,23 @@ register_policy("a-srpt-tau0", "ddl_gym.baselines.a_srpt.policy:ASRPT", {"tau": 
                 "A-SRPT without the comm-heavy delay (tau=0, the paper's testbed setting)")
 register_policy("a-srpt-nonblocking", "ddl_gym.baselines.a_srpt.policy:ASRPT", {"delay_blocks": False, "name": "a-srpt-nonblocking"},
                 "A-SRPT whose delayed comm-heavy jobs wait in a side list instead of blocking the queue")
+register_policy("a-srpt-backfill", "ddl_gym.baselines.a_srpt:ASRPT", {"backfill": True},
+                "A-SRPT with backfill: later jobs that fit start while the head of pending_queue waits (Alg. 1 line 25 read loosely)")
+register_policy("a-srpt-perfect-backfill", "ddl_gym.baselines.a_srpt:ASRPT", {"perfect": True, "backfill": True},
+                "A-SRPT-Perfect with backfill")
 for _kind, _desc in (("spjf", "SPJF (MLaaS): shortest predicted duration first, strict head of line"),
                      ("spwf", "SPWF (Tiresias): shortest predicted workload (duration x GPUs) first, strict"),
                      ("wcs-duration", "WCS-Duration: work-conserving, by predicted duration"),
                      ("wcs-workload", "WCS-Workload: work-conserving, by predicted workload"),
                      ("wcs-subtime", "WCS-SubTime: work-conserving, by submission time (FIFO + backfill)")):
     register_policy(_kind, "ddl_gym.baselines.a_srpt.paper_baselines:make_baseline", {"kind": _kind},
-                    f"A-SRPT paper baseline {_desc}; Heavy-Edge mapping")
+                    f"A-SRPT paper baseline {_desc}; best-fit servers + Heavy-Edge mapping")
+    register_policy(f"{_kind}-mostfree", "ddl_gym.baselines.a_srpt.paper_baselines:make_baseline",
+                    {"kind": _kind, "selection": "most-free", "name": f"{_kind}-mostfree"},
+                    f"{_kind} with most-free-first servers (the default before issue 32)")
+    register_policy(f"{_kind}-asrptsel", "ddl_gym.baselines.a_srpt.paper_baselines:make_baseline",
+                    {"kind": _kind, "selection": "a-srpt", "name": f"{_kind}-asrptsel"},
+                    f"{_kind} with A-SRPT's own server selection (most free if comm-heavy, else best fit)")
 
 # ---------------------------------------------------------------------------------------------------
 # SMD (Yu, Wu, Ji, Liu, INFOCOM'21) and its §V baselines: parameter-server interval policies (issue 9).

@@ -57,7 +57,7 @@ POLICIES: tuple[str, ...] = (
     "a-srpt", "a-srpt-perfect", "a-srpt-tau0", "a-srpt-nonblocking", "a-srpt:connectivity=summed",
     "a-srpt:fragment=literal_ascending", "a-srpt:consolidate=pack", "spjf", "spwf", "wcs-duration",
     "wcs-workload", "wcs-subtime", "spjf:selection=pack", "wcs-duration:selection=fragment",
-    "wcs-workload:selection=literal_ascending",
+    "wcs-workload:selection=literal_ascending", "a-srpt-backfill", "spjf-mostfree", "wcs-duration-asrptsel",
 )
 
 

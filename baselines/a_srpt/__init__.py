@@ -10,11 +10,14 @@
 * :mod:`~ddl_gym.baselines.a_srpt.prediction` — iteration predictors (§IV-C-3, Fig. 9): the
   paper's random forest on (group, user), statistics and perfect predictors.
 * :mod:`~ddl_gym.baselines.a_srpt.paper_baselines` — §V-A-1-d: SPJF, SPWF, WCS-Duration,
-  WCS-Workload, WCS-SubTime (server selection ``consolidate`` by default, A5 #13).
+  WCS-Workload, WCS-SubTime (server selection ``best-fit`` by default; ``most-free`` and ``a-srpt`` as
+  named readings, A5 #13, issue 32).
 
 Readings (options of :class:`ASRPT`, default first): ``tau`` (1; the testbed used 0, A5 #4),
 ``delay_blocks`` (True | False, A5 #3), ``fragment`` (``fragment`` | ``literal_ascending``, A5 #7),
-``connectivity`` (Heavy-Edge's HE9 rule, A5 #8d), ``perfect`` (A-SRPT-Perfect).
+``connectivity`` (Heavy-Edge's HE9 rule, A5 #8d), ``perfect`` (A-SRPT-Perfect), ``backfill`` (False =
+Alg. 1 line 25 strictly | True, ``a-srpt-backfill``). Unseen-job predictions: :mod:`.prediction`'s
+``unseen`` rule (default ``median``; the paper's ``zero``).
 """
 
 from ddl_gym.baselines.a_srpt.policy import (  # the former module ddl_gym.baselines.a_srpt: its public names

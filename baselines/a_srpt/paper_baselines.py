@@ -3,12 +3,20 @@
 "All baselines adopt the Heavy-Edge algorithm for GPU mapping." Each orders the queued jobs by a
 key (smaller first; ties: earlier arrival, then smaller index) and places the job it starts with
 server selection ``selection`` followed by Heavy-Edge. The paper does not say how the baselines
-choose servers (spec A5 #13). Decision: ``"consolidate"`` by default (the fewest servers, most free
-first: the spec's choice). A-SRPT's fragmentation-aware selection for non-communication-heavy jobs
-("servers with lower availability, reserving higher-availability servers") is one of its claimed
-contributions, so the baselines do not get it. ``selection="pack"`` (best fit when the job fits on
-one server, else consolidate) gives them an equally fragmentation-aware placement. It is a named
-switch, and the reproduction reports it because it flips the headline (``docs/reproductions/a_srpt/report.md``).
+choose servers (spec A5 #13). Three named readings (:data:`BASELINE_SELECTIONS`):
+
+* ``"best-fit"`` (**default**; ``"pack"``): the single server with the fewest free GPUs that holds the
+  whole job, else the fewest servers, most free first. Measured the strongest of the three for the
+  baselines (issue 32; ``docs/reproductions/a_srpt/report.md``, "Baseline placement"), so the comparison is with
+  the baselines at their best.
+* ``"most-free"`` (``"consolidate"``): most free servers first, always (the spec's first choice and
+  this module's default before issue 32). It spreads small jobs over empty servers, fragments the
+  cluster and slows later multi-server jobs: the reading under which the paper's Figs. 6–8 gaps appear.
+* ``"a-srpt"``: A-SRPT's own rule (Alg. 1 lines 8–23): most free first for communication-heavy jobs
+  (``α_max/α̃_min > 1.5``), best fit / least free first for the others.
+
+Registered names: ``spjf`` … (best fit), ``spjf-mostfree`` …, ``spjf-asrptsel`` …; any reading by
+option (``spjf:selection=most-free``).
 
 =================  ==========================================  =================================
 policy             key                                         work-conserving?
@@ -38,6 +46,28 @@ from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
 from ddl_gym.sim.perf.pipeline import require_pipeline_scenario, pipeline_oracle
 
+#: named server selections of the baselines -> the selection mode of :mod:`ddl_gym.baselines.a_srpt.server_selection`
+#: (``"a-srpt"``: per job, ``"consolidate"`` if communication-heavy else ``"fragment"``)
+BASELINE_SELECTIONS: dict[str, str] = {"best-fit": "pack", "most-free": "consolidate", "a-srpt": "a-srpt"}
+DEFAULT_SELECTION = "best-fit"
+#: every accepted spelling -> the canonical reading
+_SELECTION_NAMES: dict[str, str] = {**{k: k for k in BASELINE_SELECTIONS}, "pack": "best-fit", "best_fit": "best-fit",
+                                    "bestfit": "best-fit", "consolidate": "most-free", "most_free": "most-free",
+                                    "mostfree": "most-free", "asrpt": "a-srpt", "a_srpt": "a-srpt"}
+
+
+def selection_reading(selection: str) -> str:
+    """The canonical reading of a baseline server selection (``"best-fit"``, ``"most-free"``, ``"a-srpt"``)
+    or a raw mode of :data:`~ddl_gym.baselines.a_srpt.server_selection.SERVER_SELECTIONS` (``"fragment"``, ...)."""
+    key = str(selection).strip().lower()
+    if key in _SELECTION_NAMES:
+        return _SELECTION_NAMES[key]
+    if key in SERVER_SELECTIONS:
+        return key
+    raise ConfigError(f"server selection must be one of {sorted(BASELINE_SELECTIONS)} (or {SERVER_SELECTIONS}), "
+                      f"got {selection!r}")
+
+
 #: name -> (key, work-conserving)
 BASELINES: dict[str, tuple[str, bool]] = {
     "spjf": ("duration", False),
@@ -53,23 +83,22 @@ class PredictedOrderPolicy:
 
     Args:
         kind: one of :data:`BASELINES`.
-        selection: server selection before Heavy-Edge (``"consolidate"``, ``"pack"``, ``"fragment"``,
-            ``"literal_ascending"``).
+        selection: server selection before Heavy-Edge: ``"best-fit"`` (default), ``"most-free"`` or
+            ``"a-srpt"`` (module docstring), or a raw mode (``"fragment"``, ``"literal_ascending"``).
         perfect: order by the true iteration counts instead of the predictions.
         name: policy name (default ``kind``).
     """
 
     engine = "job"
 
-    def __init__(self, kind: str = "spjf", *, selection: str = "consolidate", perfect: bool = False,
+    def __init__(self, kind: str = "spjf", *, selection: str = DEFAULT_SELECTION, perfect: bool = False,
                  name: str | None = None) -> None:
         if kind not in BASELINES:
             raise ConfigError(f"unknown A-SRPT baseline {kind!r}; choose one of {sorted(BASELINES)}")
-        if selection not in SERVER_SELECTIONS:
-            raise ConfigError(f"server selection must be one of {SERVER_SELECTIONS}, got {selection!r}")
         self.kind = kind
         self.key_name, self.work_conserving = BASELINES[kind]
-        self.selection = selection
+        self.selection = selection_reading(selection)
+        self._mode = BASELINE_SELECTIONS.get(self.selection, self.selection)
         self.perfect = perfect
         self.name = name or kind
         self._rng = np.random.default_rng(0)
@@ -90,6 +119,11 @@ class PredictedOrderPolicy:
             key = n_tilde * alpha * (w.gpus if self.key_name == "workload" else 1.0)
         self.key = key
         self._key = key.tolist()
+        if self._mode == "a-srpt":  # A-SRPT's lines 8–23 choice, fixed per job (line 6 (R))
+            from ddl_gym.baselines.a_srpt.policy import COMM_HEAVY
+
+            self._modes = ["consolidate" if oracle.alpha_max(j) / oracle.alpha_min_tilde(j) > COMM_HEAVY else "fragment"
+                           for j in range(w.num_jobs)]
         self._gpus = w.gpus.tolist()
         self._seen = 0
         # One heap per GPU demand: the work-conserving scan picks the best job among the demands
@@ -116,7 +150,8 @@ class PredictedOrderPolicy:
             if self._gpus[job] > sim.num_free:  # blocking policies: the head does not fit -> stop
                 return
             heapq.heappop(heaps[best])
-            sim.start(job, place_pipeline(sim, job, self._rng, selection=self.selection))
+            mode = self._modes[job] if self._mode == "a-srpt" else self._mode
+            sim.start(job, place_pipeline(sim, job, self._rng, selection=mode))
 
 
 def make_baseline(kind: str, **kwargs: object) -> PredictedOrderPolicy:

@@ -268,9 +268,12 @@ def exact_mapping(config: PipelineConfig, capacities: Sequence[int], gpus_per_se
     integrality[a_col] = 0
     ub = np.ones(n_var)
     ub[a_col] = np.inf
+    from ddl_gym.cstdout import silenced_c_stdout
+
     t0 = time.perf_counter()
-    res = milp(objective, constraints=LinearConstraint(A.tocsr(), lower, upper), integrality=integrality,
-               bounds=Bounds(np.zeros(n_var), ub), options={"time_limit": time_limit_s})
+    with silenced_c_stdout():  # HiGHS printf()s a debug line to fd 1 whatever disp says (ddl_gym.cstdout)
+        res = milp(objective, constraints=LinearConstraint(A.tocsr(), lower, upper), integrality=integrality,
+                   bounds=Bounds(np.zeros(n_var), ub), options={"time_limit": time_limit_s, "disp": False})
     seconds = time.perf_counter() - t0
     if res.x is None:
         raise ConfigError(f"exact mapping: solver failed ({res.message})")

@@ -36,14 +36,15 @@ def jobs(groups: list[int], users: list[int], iterations: list[int]) -> Workload
 def test_predictors_on_a_hand_made_history():
     train = jobs(groups=[10, 10, 10, 20, 20, 30], users=[1, 1, 1, 1, 1, 2], iterations=[100, 100, 100, 10, 40, 7])
     test = jobs(groups=[10, 20, 30, 99, -1], users=[1, 1, 2, 1, 1], iterations=[100, 30, 7, 500, 8])
-    rf = RandomForestPredictor(n_estimators=20).fit(train).predict(test)
-    assert rf[0] == pytest.approx(100.0) and rf[3] == 0.0 and rf[4] == 0.0  # unseen / unknown group: 0
+    rf = RandomForestPredictor(n_estimators=20, unseen="zero").fit(train).predict(test)
+    assert rf[0] == pytest.approx(100.0) and rf[3] == 0.0 and rf[4] == 0.0  # the paper's rule: unseen / unknown group: 0
     assert 10.0 <= rf[1] <= 40.0
-    assert StatPredictor("median", "group").fit(train).predict(test).tolist() == [100.0, 25.0, 7.0, 0.0, 0.0]
-    assert StatPredictor("mean", "user").fit(train).predict(test).tolist() == pytest.approx([70.0, 70.0, 7.0, 0.0, 0.0])
+    assert StatPredictor("median", "group", unseen="zero").fit(train).predict(test).tolist() == [100.0, 25.0, 7.0, 0.0, 0.0]
+    assert StatPredictor("mean", "user", unseen="zero").fit(train).predict(test).tolist() == pytest.approx(
+        [70.0, 70.0, 7.0, 0.0, 0.0])
     assert StatPredictor("median", "global").fit(train).predict(test)[1] == pytest.approx(70.0)
     assert PerfectPredictor().predict(test).tolist() == [100.0, 30.0, 7.0, 500.0, 8.0]
-    err = prediction_error(test.iterations, StatPredictor("median", "group").fit(train).predict(test))
+    err = prediction_error(test.iterations, StatPredictor("median", "group", unseen="zero").fit(train).predict(test))
     assert err.mae == pytest.approx((0 + 5 + 0 + 500 + 8) / 5) and err.correct_share == pytest.approx(0.4)
     assert err.unseen_share == pytest.approx(0.4)
     with pytest.raises(ConfigError, match="unknown predictor"):

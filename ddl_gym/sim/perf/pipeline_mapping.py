@@ -20,9 +20,20 @@ greedy for it. Steps, as the spec (``shared/specs/asrpt-smd-aonline.md`` §A2.3)
 Decisions on what the text leaves open (spec A5 #8): ``W(v)`` counts the whole graph (stable);
 "assigned" in HE9 is the current server's ``node_set`` (the Fig. 2 narrative grows one server at a
 time); the seed is the heaviest edge; the single heaviest edge decides (``connectivity="single"``,
-the text), with ``"summed"`` (total weight into ``node_set``) as a switch; ties go to the lowest
-``(stage, replica)`` vertex (for the seed: the lexicographically smallest pair); the random choice
-uses the caller's generator. Only the counts ``x^m_s`` matter to eq. (7).
+the text), with ``"summed"`` (total weight into ``node_set``) as a switch; the random choice uses the caller's
+generator. Only the counts ``x^m_s`` matter to eq. (7).
+
+Tie-break (deterministic; issue 32). Stage boundaries of equal activation size give edges of equal
+weight (VGG19 on 4 stages × 2 replicas: the boundaries 0|1 and 1|2 both carry 51.4 MB), so HE9's
+"heaviest edge" often names several vertices. Among the vertices whose heaviest edge into
+``node_set`` is equally heavy, HE9 takes the one with the largest *total* weight into ``node_set``
+(the vertex most tied to what the server already holds: it completes a stage's all-reduce group or
+both sides of a boundary before a new stage is opened), then the lowest ``(stage, replica)`` vertex.
+With ``"summed"`` the total is the key itself and ties go to the lowest vertex. The seed (HE7) goes
+to the lexicographically smallest pair among equally heavy edges; HE5 to the lowest vertex among
+equal ``W(v)``. Equality is exact (the weights of equal boundaries are computed by the same
+expression, so they are equal as floats). Before this rule, ties went to the lowest vertex alone,
+which split VGG19 4 × 2's stage 2 across servers and cost +111 % against the ILP (Table II).
 
 TAR graph (an approximation, documented): NCCL's two trees are built as heap-ordered binary trees
 over the ranks ``0..k−1`` and over the ranks shifted by one; an edge in both trees counts twice.
@@ -216,12 +227,16 @@ def _partition(graph: JobGraph, num_stages: int, sizes: tuple[int, ...], rng: np
                 link = [x + y for x, y in zip(rows[chosen[0]], rows[chosen[1]])]
             else:
                 link = [x if x >= y else y for x, y in zip(rows[chosen[0]], rows[chosen[1]])]
+            # The tie-break key of HE9: total weight into node_set (with "summed" the key itself).
+            tie = (link if summed else
+                   (list(rows[chosen[0]]) if len(chosen) == 1 else [x + y for x, y in zip(rows[chosen[0]], rows[chosen[1]])]))
             while len(chosen) < g_m:  # HE8
                 best_v = -1
                 for v in range(n):
-                    if unassigned[v] and (best_v < 0 or link[v] > link[best_v]):
+                    if unassigned[v] and (best_v < 0 or link[v] > link[best_v]
+                                          or (link[v] == link[best_v] and tie[v] > tie[best_v])):
                         best_v = v
-                if link[best_v] > 0.0:  # HE9: heaviest edge node_set – unassigned (ties: lowest vertex)
+                if link[best_v] > 0.0:  # HE9: heaviest edge node_set – unassigned (ties: module docstring)
                     v = best_v
                 else:  # HE10: no connecting edge
                     candidates = [u for u in range(n) if unassigned[u]]
@@ -230,8 +245,11 @@ def _partition(graph: JobGraph, num_stages: int, sizes: tuple[int, ...], rng: np
                 chosen.append(v)
                 unassigned[v] = False
                 row = rows[v]
-                link = ([x + y for x, y in zip(link, row)] if summed
-                        else [x if x >= y else y for x, y in zip(link, row)])
+                if summed:
+                    link = tie = [x + y for x, y in zip(link, row)]
+                else:
+                    link = [x if x >= y else y for x, y in zip(link, row)]
+                    tie = [x + y for x, y in zip(tie, row)]
         for v in chosen:  # HE11
             unassigned[v] = False
             server_of[v] = m
