@@ -9,7 +9,7 @@ auto-registration); ``gym.make("ddl_gym:DDLCluster-v0")`` imports and registers 
 | ``DDLCluster-Small-v0``   | small    | 4x4 GPUs, 40 jobs (fast experiments, smoke tests)           |
 | ``DDLCluster-Large-v0``   | large    | 64x4 GPUs, 640 jobs                                         |
 | ``DDLCluster-Philly-v0``  | philly-slice | 160 consecutive Philly jobs on the default cluster      |
-| ``DDLCluster-ASRPT-v0``   | asrpt-small | A-SRPT pipeline jobs (8x8 GPUs, 200 jobs), Heavy-Edge placements |
+| ``DDLCluster-ASRPT-v0``   | asrpt-small-v0 | A-SRPT pipeline jobs (8x8 GPUs, 200 jobs), Heavy-Edge placements |
 | ``DDLClusterPlacement-v0``| default  | Harmony-style: place a job's workers server by server       |
 | ``DDLClusterElastic-v0``  | aonline-ps | A-Online elastic PS jobs: job x configuration menu, multi-resource |
 """
@@ -29,7 +29,9 @@ _ENVS = {
     "DDLCluster-Philly-v0": {"scenario": "philly-slice"},
     # A-SRPT (Luo et al.): rigid pipeline jobs; placements = Alg. 1's two server selections + Heavy-Edge.
     # FIFO window: the env's other orders rank by true iterations, which A-SRPT's schedulers may not know.
-    "DDLCluster-ASRPT-v0": {"scenario": "asrpt-small", "placements": ("heavy_edge_consolidate", "heavy_edge_fragment"),
+    # Its world is "asrpt-small-v0": asrpt-small with the Heavy-Edge tie-break and unseen-job rule it had
+    # when the id was registered (asrpt-small's defaults changed in issue 32; a v0 id keeps its dynamics).
+    "DDLCluster-ASRPT-v0": {"scenario": "asrpt-small-v0", "placements": ("heavy_edge_consolidate", "heavy_edge_fragment"),
                             "queue_order": "fifo"},
 }
 

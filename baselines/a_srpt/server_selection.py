@@ -136,7 +136,9 @@ def place_pipeline_traced(sim: Simulator, job: int, rng: np.random.Generator, *,
     # Allocation.pipeline without its checks: one label per id, each a stage of the job, by construction
     if need == 1:
         return Allocation(gpu_ids=gpu_ids, stage_of=_STAGE_ZERO), False
-    mapping = heavy_edge(config, tuple(n for _, n in chosen), rng, connectivity=connectivity)
+    # The simulator's pipeline model says which HE9 tie-break its world uses (the v0 env keeps the old one).
+    tie_break = getattr(getattr(sim, "bound", None), "tie_break", "connected")
+    mapping = heavy_edge(config, tuple(n for _, n in chosen), rng, connectivity=connectivity, tie_break=tie_break)
     return Allocation(gpu_ids=gpu_ids, stage_of=mapping.flat_labels), mapping.used_random
 
 

@@ -180,7 +180,8 @@ def asrpt_sim_scenario(*, servers: int = 32, gpus_per_server: int = 8, num_jobs:
                        load: float = DEFAULT_LOAD, single_gpu_share: float | None = None,
                        predictor: str = "rf", scope: str = "user", eq6: str = "reconstructed",
                        trace_seed: int = 0, name: str = "asrpt-sim", description: str | None = None,
-                       unseen: str = DEFAULT_UNSEEN, equal_load: bool = False) -> Scenario:
+                       unseen: str = DEFAULT_UNSEEN, equal_load: bool = False,
+                       tie_break: str = "connected") -> Scenario:
     """Luo §V-B's simulation (defaults scaled; ``servers=250, num_jobs=150_000, trace_jobs=750_000`` is the paper's).
 
     ``intra_gbps = 2400`` is 300 GB/s (V100 NVLink). The job set depends on neither ``inter_gbps`` nor
@@ -188,7 +189,8 @@ def asrpt_sim_scenario(*, servers: int = 32, gpus_per_server: int = 8, num_jobs:
     a bandwidth sweep or the eq. (6) reading replays one job set; ``eq6`` selects the rate model's
     reading (and so the policies' α estimates). ``equal_load=True`` computes the offered load at this
     cluster's NIC bandwidth instead (same jobs, arrivals stretched: Fig. 8 at equal offered load);
-    ``unseen`` is the unseen-job prediction rule (:mod:`ddl_gym.baselines.a_srpt.prediction`).
+    ``unseen`` is the unseen-job prediction rule (:mod:`ddl_gym.baselines.a_srpt.prediction`);
+    ``tie_break`` Heavy-Edge's HE9 tie-break (:mod:`ddl_gym.sim.perf.pipeline_mapping`).
     """
     overrides = {} if single_gpu_share is None else {"single_gpu_share": single_gpu_share}
     spec = RecurringSpec(num_jobs=trace_jobs, seed=trace_seed, gpus_per_server=gpus_per_server,
@@ -198,7 +200,7 @@ def asrpt_sim_scenario(*, servers: int = 32, gpus_per_server: int = 8, num_jobs:
     at_nic = inter_gbps * GBPS if equal_load and inter_gbps * GBPS != spec.inter_bandwidth else None
     source = RecurringWindowSource(spec, num_jobs, load, predictor, scope, name, unseen_rule(unseen), at_nic)
     return Scenario(
-        name=name, cluster=cluster, workload=source, model=PipelineRateModel(eq6=eq6),
+        name=name, cluster=cluster, workload=source, model=PipelineRateModel(eq6=eq6, tie_break=tie_break),
         description=description or (f"A-SRPT §V-B: {servers}x{gpus_per_server} V100, {inter_gbps:g} Gb/s NICs, "
                                     f"{num_jobs}-job windows of a {trace_jobs}-job recurring trace, load {load:g}, "
                                     f"{predictor} predictions"),
@@ -226,4 +228,10 @@ ASRPT_SCENARIOS: list[Scenario] = [
     asrpt_testbed_scenario(),
     asrpt_sim_scenario(servers=8, num_jobs=200, trace_jobs=5_000, name="asrpt-small",
                        description="A-SRPT small: 8x8 V100, 10 Gb/s, 200-job windows (fast runs, RL training)"),
+    # DDLCluster-ASRPT-v0's world as it was before issue 32 (Gymnasium's rule: a v0 id keeps its dynamics):
+    # Heavy-Edge's old HE9 tie-break (lowest vertex) and the paper's unseen-job prediction 0.
+    asrpt_sim_scenario(servers=8, num_jobs=200, trace_jobs=5_000, name="asrpt-small-v0", unseen="zero",
+                       tie_break="lowest",
+                       description="asrpt-small as DDLCluster-ASRPT-v0 keeps it: Heavy-Edge ties to the lowest "
+                                   "vertex, unseen jobs predicted 0 (the defaults before issue 32)"),
 ]

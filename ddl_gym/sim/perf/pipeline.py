@@ -294,7 +294,7 @@ def fewest_servers(gpus: int, gpus_per_server: int) -> list[int]:
 
 
 def alpha_min_tilde(config: PipelineConfig, gpus_per_server: int, inter_bandwidth: float, intra_bandwidth: float,
-                    eq6: str = "reconstructed") -> float:
+                    eq6: str = "reconstructed", tie_break: str = "connected") -> float:
     """``α̃_min`` (Luo §IV-B): (7) on Heavy-Edge's mapping onto ``⌈g_i/g⌉`` empty servers.
 
     Heavy-Edge's random fallback (only reached when the remaining replicas are not connected) draws
@@ -303,7 +303,7 @@ def alpha_min_tilde(config: PipelineConfig, gpus_per_server: int, inter_bandwidt
     from ddl_gym.sim.perf.pipeline_mapping import heavy_edge
 
     sizes = fewest_servers(config.gpus, gpus_per_server)
-    mapping = heavy_edge(config, sizes, np.random.default_rng(0))
+    mapping = heavy_edge(config, sizes, np.random.default_rng(0), tie_break=tie_break)
     return _alpha_fast(_constants(config), mapping.counts, sizes, inter_bandwidth, intra_bandwidth, eq6)
 
 
@@ -313,15 +313,22 @@ class PipelineRateModel:
 
     Attributes:
         eq6: reading of the garbled eq. (6): ``"reconstructed"`` (default) or ``"per_replica"``.
+        tie_break: Heavy-Edge's HE9 tie-break (:data:`ddl_gym.sim.perf.pipeline_mapping.TIE_BREAKS`) for
+            the mappings this model and the placements on its simulator make.
         name: registry name.
     """
 
     eq6: str = "reconstructed"
     name: str = "pipeline"
+    tie_break: str = "connected"
 
     def __post_init__(self) -> None:
+        from ddl_gym.sim.perf.pipeline_mapping import TIE_BREAKS
+
         if self.eq6 not in EQ6_READINGS:
             raise ConfigError(f"pipeline model: eq6 must be one of {EQ6_READINGS}, got {self.eq6!r}")
+        if self.tie_break not in TIE_BREAKS:
+            raise ConfigError(f"pipeline model: tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")
 
     def bind(self, cluster: ClusterSpec, workload: Workload) -> BoundPipelineModel:
         require_architectures(self.name, workload, ("pipeline",))
@@ -337,6 +344,7 @@ class BoundPipelineModel:
     def __init__(self, model: PipelineRateModel, cluster: ClusterSpec, workload: Workload) -> None:
         self.model = model
         self.eq6 = model.eq6
+        self.tie_break = model.tie_break
         self.cluster = cluster
         self.b_inter = cluster.inter_bandwidth
         self.b_intra = cluster.intra_bandwidth
@@ -371,7 +379,8 @@ class BoundPipelineModel:
         p = self._profile_of[job]
         value = self._alpha_min.get(p)
         if value is None:
-            value = self._alpha_min[p] = alpha_min_tilde(self._configs[p], self.g, self.b_inter, self.b_intra, self.eq6)
+            value = self._alpha_min[p] = alpha_min_tilde(self._configs[p], self.g, self.b_inter, self.b_intra, self.eq6,
+                                                         self.tie_break)
         return value
 
     def alpha_max(self, job: int) -> float:
@@ -454,7 +463,7 @@ class BoundPipelineModel:
         servers, counts = np.unique(self._gpu_server[alloc.gpu_ids], return_counts=True)
         order = sorted(range(servers.size), key=lambda i: (-int(counts[i]), int(servers[i])))
         sizes = [int(counts[i]) for i in order]
-        mapping = heavy_edge(self.config(job), sizes, np.random.default_rng(0))
+        mapping = heavy_edge(self.config(job), sizes, np.random.default_rng(0), tie_break=self.tie_break)
         return [(int(servers[i]), row) for i, row in zip(order, mapping.counts)]
 
 

@@ -53,6 +53,10 @@ if TYPE_CHECKING:  # a type only: perf_pipeline imports this module (lazily) for
     from ddl_gym.sim.perf.pipeline import PipelineConfig
 
 CONNECTIVITY: tuple[str, ...] = ("single", "summed")
+#: HE9's tie-break among equally heavy edges (module docstring): ``"connected"`` (default since issue 32:
+#: most total weight into ``node_set``, then the lowest vertex) or ``"lowest"`` (the lowest vertex alone,
+#: the rule before; ``DDLCluster-ASRPT-v0`` keeps it so that the v0 env's dynamics stay as they were).
+TIE_BREAKS: tuple[str, ...] = ("connected", "lowest")
 
 
 @dataclass(frozen=True)
@@ -134,7 +138,7 @@ def _allreduce_edges(k: int, kind: str) -> list[tuple[int, int]]:
 
 
 _GRAPHS: dict[PipelineConfig, JobGraph] = {}
-_MAPPINGS: dict[tuple[PipelineConfig, tuple[int, ...], str], Mapping] = {}
+_MAPPINGS: dict[tuple[PipelineConfig, tuple[int, ...], str, str], Mapping] = {}
 _CACHE_LIMIT = 200_000
 
 
@@ -147,7 +151,7 @@ def job_graph(config: PipelineConfig) -> JobGraph:
 
 
 def heavy_edge(config: PipelineConfig, sizes: Sequence[int], rng: np.random.Generator, *,
-               connectivity: str = "single") -> Mapping:
+               connectivity: str = "single", tie_break: str = "connected") -> Mapping:
     """Map ``config``'s replicas onto servers contributing ``sizes[m]`` GPUs each (HE1–HE11).
 
     Args:
@@ -155,22 +159,25 @@ def heavy_edge(config: PipelineConfig, sizes: Sequence[int], rng: np.random.Gene
         sizes: ``g_m`` per server (any order; ``Σ g_m`` must equal the job's GPUs, each ``>= 1``).
         rng: the policy's generator for the random fallback (HE7/HE10).
         connectivity: ``"single"`` (heaviest single edge, the text) or ``"summed"``.
+        tie_break: HE9 among equally heavy edges, :data:`TIE_BREAKS`.
 
     Returns:
         The mapping, rows in the order of ``sizes``. Mappings that took no random choice are cached
         (the result and the generator's state are then the same with or without the cache).
     """
     if type(sizes) is tuple:  # the hot path (placements): a cached mapping needs no checks, it passed them
-        cached = _MAPPINGS.get((config, sizes, connectivity))
+        cached = _MAPPINGS.get((config, sizes, connectivity, tie_break))
         if cached is not None:
             return cached
     if connectivity not in CONNECTIVITY:
         raise ConfigError(f"Heavy-Edge connectivity must be one of {CONNECTIVITY}, got {connectivity!r}")
+    if tie_break not in TIE_BREAKS:
+        raise ConfigError(f"Heavy-Edge tie_break must be one of {TIE_BREAKS}, got {tie_break!r}")
     sizes = tuple(int(g) for g in sizes)
     if sum(sizes) != config.gpus or min(sizes, default=0) < 1:
         raise ConfigError(f"Heavy-Edge: servers contribute {list(sizes)} GPUs, the job needs {config.gpus} "
                           "(each server at least 1)")
-    key = (config, sizes, connectivity)
+    key = (config, sizes, connectivity, tie_break)
     cached = _MAPPINGS.get(key)
     if cached is not None:
         return cached
@@ -178,14 +185,15 @@ def heavy_edge(config: PipelineConfig, sizes: Sequence[int], rng: np.random.Gene
         vertex_server = tuple(m for m, g in enumerate(sizes) for _ in range(g))
         mapping = Mapping(tuple((g,) for g in sizes), vertex_server, False)
     else:
-        mapping = _partition(job_graph(config), config.num_stages, sizes, rng, connectivity == "summed")
+        mapping = _partition(job_graph(config), config.num_stages, sizes, rng, connectivity == "summed",
+                             tie_break == "connected")
     if not mapping.used_random and len(_MAPPINGS) < _CACHE_LIMIT:
         _MAPPINGS[key] = mapping
     return mapping
 
 
 def _partition(graph: JobGraph, num_stages: int, sizes: tuple[int, ...], rng: np.random.Generator,
-               summed: bool) -> Mapping:
+               summed: bool, by_connection: bool = True) -> Mapping:
     rows = graph.rows
     n = len(rows)
     unassigned = [True] * n
@@ -234,7 +242,7 @@ def _partition(graph: JobGraph, num_stages: int, sizes: tuple[int, ...], rng: np
                 best_v = -1
                 for v in range(n):
                     if unassigned[v] and (best_v < 0 or link[v] > link[best_v]
-                                          or (link[v] == link[best_v] and tie[v] > tie[best_v])):
+                                          or (by_connection and link[v] == link[best_v] and tie[v] > tie[best_v])):
                         best_v = v
                 if link[best_v] > 0.0:  # HE9: heaviest edge node_set – unassigned (ties: module docstring)
                     v = best_v

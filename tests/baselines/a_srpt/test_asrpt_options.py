@@ -22,6 +22,9 @@ from ddl_gym.sim.engine import Simulator, run_policy
 from ddl_gym.sim.model import ConfigError, ModelProfile, Workload
 from ddl_gym.workloads.asrpt import asrpt_sim_scenario
 
+#: DDLCluster-ASRPT-v0, seed 0, 120 random legal steps: recorded on 83b910f (before issue 32).
+V0_STREAM_DIGEST = "923a36727f484b5b9286a99f14e3a0e262fd429d879c59c22c1edd913b29935d"
+
 PLAIN = ModelProfile("plain", 0.0, 0.01, 0.02)
 
 
@@ -168,3 +171,47 @@ def test_silenced_c_stdout_drops_native_writes_only_inside(capfd):
         os.write(1, b"HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();\n")
     os.write(1, b"after\n")
     assert capfd.readouterr().out == "before\nafter\n"
+
+
+def test_lowest_tie_break_is_the_rule_before_and_the_v0_env_keeps_it():
+    """``tie_break="lowest"`` reproduces the mapping of the rule before issue 32 (recorded from that code:
+    VGG19 4 x 2 on (7, 1) GPUs split stage 2), and DDLCluster-ASRPT-v0's world uses it (a v0 id keeps
+    its dynamics), while ``asrpt-small`` uses the new rule."""
+    import ddl_gym.sim.perf.pipeline_mapping as he
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.zoo_pipeline import stage_config
+
+    config = stage_config("vgg19", 4, 8)
+    assert he.heavy_edge(config, (7, 1), np.random.default_rng(0), tie_break="lowest").counts == \
+        ((2, 2, 1, 2), (0, 0, 1, 0))
+    with pytest.raises(ConfigError, match="tie_break"):
+        he.heavy_edge(config, (7, 1), np.random.default_rng(0), tie_break="random")
+    import gymnasium as gym
+
+    env = gym.make("DDLCluster-ASRPT-v0")
+    assert env.unwrapped.scenario.name == "asrpt-small-v0"
+    assert env.unwrapped.scenario.model.tie_break == "lowest"
+    assert get_scenario("asrpt-small").model.tie_break == "connected"
+    cluster, workload = env.unwrapped.scenario.episode(0)
+    sim = Simulator(cluster, workload, env.unwrapped.scenario.model)
+    assert sim.bound.tie_break == "lowest"  # what the env's Heavy-Edge placements read
+
+
+def test_asrpt_v0_env_stream_is_unchanged():
+    """The first 120 steps of DDLCluster-ASRPT-v0 under random legal actions hash to the digest recorded
+    on the code before issue 32 (commit 83b910f)."""
+    import hashlib
+
+    import gymnasium as gym
+
+    env = gym.make("DDLCluster-ASRPT-v0")
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    digest = hashlib.sha256()
+    for _ in range(120):
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        digest.update(np.asarray(obs).tobytes())
+        digest.update(np.float64(reward).tobytes())
+        if terminated or truncated:
+            break
+    assert digest.hexdigest() == V0_STREAM_DIGEST
