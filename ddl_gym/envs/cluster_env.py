@@ -18,7 +18,7 @@ from ddl_gym.envs.core import _INV_LOG_QUEUE, _INV_LOG_TIME, _INV_LOG_WAIT, Deci
 from ddl_gym.envs.helpers import ActionObservationHelpers, label_frame
 from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
-from ddl_gym.sim.model import ConfigError
+from ddl_gym.sim.model import ConfigError, Workload
 from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
 
 # Normalisation constants (log-scaled heavy-tailed quantities saturate at these; the per-step ones,
@@ -464,6 +464,41 @@ class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
 
     def _fork_state(self, twin: DDLClusterEnv) -> None:
         twin._core = self._core.fork() if self._core is not None else None
+
+    def fork_with_future(self, workload: Workload) -> DDLClusterEnv:
+        """A :meth:`fork` whose jobs not yet arrived (and, optionally, the iteration counts of arrived,
+        unfinished jobs) are ``workload``'s: :meth:`Simulator.with_future <ddl_gym.sim.engine.Simulator.with_future>`
+        under the env. The per-episode tables (queue ranks, static job features) are rebuilt for the
+        new workload; the decision state (window, mask, queue order of the waiting jobs) is the
+        parent's. With the same number of jobs the current observation is unchanged unless the
+        new iteration counts change what the agent sees (the clairvoyant est_runtime and the queue
+        order by remaining work; a non-clairvoyant env shows neither). Non-clairvoyant planners fork
+        with a sampled future (:mod:`ddl_gym.futures`), never the true one.
+        """
+        if self.sim is None or self._core is None:
+            raise gym.error.ResetNeeded("call reset() before fork_with_future()")
+        twin = self.fork()
+        parent_core = twin._core
+        twin.sim = sim = self.sim.with_future(workload)
+        executed = self._executed
+        twin._prepare_episode()  # the per-job tables of the new workload (the ranks of the past keep their order)
+        twin._executed = executed
+        core = twin._core
+        assert core is not None and parent_core is not None
+        if core.rank is not None:
+            rank = core.rank
+            core.ranked = sorted(rank[j] for j in sim.queue)
+        core.queued_gpus = parent_core.queued_gpus
+        core.seen_arrivals = parent_core.seen_arrivals
+        core.window = list(parent_core.window)
+        core.window_min_gpus = parent_core.window_min_gpus
+        core.window_stale = parent_core.window_stale
+        core.mask_key = parent_core.mask_key
+        if sim.num_arrived != core.seen_arrivals or workload.iterations[: sim.num_arrived].tolist() != \
+                self.sim.workload.iterations[: sim.num_arrived].tolist():
+            core.window_stale = True  # jobs arrived exactly now, or the queue's order by remaining work moved
+            core.auto_advance(sim)
+        return twin
 
     @property
     def _window(self) -> list[int]:

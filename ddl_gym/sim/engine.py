@@ -1281,6 +1281,94 @@ class Simulator:
             twin.__dict__ = target
         return twin
 
+    def with_future(self, workload: Workload) -> Simulator:
+        """A fork whose unseen future is ``workload``'s: the past is kept, the jobs not yet arrived replaced.
+
+        The first ``num_arrived`` rows of ``workload`` are the jobs that have arrived (same arrival
+        times and GPU counts as this simulator's); every later row is a job that has not arrived yet
+        and must arrive at or after ``now``. It may hold any number of future jobs. The total
+        iterations of an arrived job that has not finished may differ from this simulator's (a
+        non-clairvoyant planner's guess of its remaining work): it must exceed the iterations the
+        job has done by ``now``; its remaining work is shifted by the difference and, if it runs,
+        its completion is rescheduled. Everything else (clock, queue, placements, rates, areas,
+        records) is this simulator's state, copied as :meth:`fork` copies it.
+
+        The result is the simulator that ``workload`` would have produced under the same decisions
+        up to ``now`` whenever the future jobs do not change the past — true for the arrivals (they
+        come after ``now``) and for remaining work that no decision could observe. A planner that
+        must not see the true future (non-clairvoyant search) forks with a sampled one.
+
+        Raises:
+            ConfigError: the past rows disagree with this simulator's, a future job arrives before
+                ``now``, or a job's new iteration count is not above the work it has done.
+        """
+        k = self.num_arrived
+        n_new = workload.num_jobs
+        old = self.workload
+        if n_new < k:
+            raise ConfigError(f"with_future: the workload has {n_new} jobs but {k} have arrived already")
+        if k and not (np.array_equal(workload.arrival[:k], old.arrival[:k])
+                      and np.array_equal(workload.gpus[:k], old.gpus[:k])):
+            raise ConfigError("with_future: the workload's first rows must be the arrived jobs (same arrivals and GPUs)")
+        if n_new > k and float(workload.arrival[k]) < self.now:
+            raise ConfigError(f"with_future: future job {k} arrives at {float(workload.arrival[k])} before now ({self.now})")
+        workload.check_fits(self.cluster)
+        old_iterations = old.iterations[:k]
+        changed = np.flatnonzero(workload.iterations[:k] != old_iterations).tolist()
+        fresh = _ENGINE_CLASS(self.cluster, workload, self.model, debug=self.debug)
+        base = self.fork()
+        source: dict[str, Any] = base.__getstate__() if _COMPILED else base.__dict__  # type: ignore[assignment]
+        fresh_state: Any = fresh.__getstate__() if _COMPILED else fresh.__dict__  # type: ignore[attr-defined]
+        target: dict[str, Any] = dict(fresh_state)
+        for key, value in source.items():
+            if key in _FUTURE_BOUND:
+                continue  # built by the fresh engine from the new workload (and its model binding)
+            if key in _PER_JOB:
+                column = target[key]
+                column[:k] = value[:k]
+                if key == "state":
+                    for j in range(k, n_new):
+                        column[j] = PENDING  # the fresh engine admitted arrivals at its own clock
+            else:
+                target[key] = value
+        twin = _ENGINE_CLASS.__new__(_ENGINE_CLASS)
+        if _COMPILED:
+            twin.__setstate__(target)  # type: ignore[attr-defined]
+        else:
+            twin.__dict__ = target
+        if changed:
+            twin._shift_work(changed, (workload.iterations[changed] - old_iterations[changed]).tolist())
+        twin._admit_arrivals()  # future jobs arriving exactly now
+        if twin.debug:
+            twin.check_invariants()
+        return twin
+
+    def _shift_work(self, jobs: list[int], deltas: list[int]) -> None:
+        """Add ``deltas[i]`` iterations to the remaining work of arrived, unfinished ``jobs[i]`` (see with_future)."""
+        running: list[int] = []
+        taus: list[float] = []
+        for i in range(len(jobs)):
+            job = jobs[i]
+            state = self.state[job]
+            if state == DONE or state == REJECTED:
+                raise ConfigError(f"with_future: job {job} has ended; its iterations cannot change")
+            if self.remaining_iterations(job) + deltas[i] <= 0.0:
+                raise ConfigError(f"with_future: job {job}'s new iteration count is not above the work it has done")
+            self.remaining[job] = self.remaining[job] + deltas[i]
+            if state == RUNNING:
+                running.append(job)
+                taus.append(self.tau[job])
+        if running:
+            self._set_rates(running, taus)  # bank progress at the old rate, push the new completion
+
+
+#: Simulator.with_future: attributes the new workload determines (taken from an engine built on it) ...
+_FUTURE_BOUND = frozenset({"workload", "bound", "_contention_free", "_n", "_arrival", "_gpus", "_iterations", "_weight",
+                           "_elastic", "_nominal_tau", "_tau_memo", "_rate_class", "_new_p"})
+#: ... and the per-job columns whose arrived rows are this simulator's (every other attribute is copied whole).
+_PER_JOB = frozenset({"state", "remaining", "tau", "_last", "_version", "contention", "servers", "_server_counts",
+                      "_span", "_held", "_gpu_start", "_gpu_count", "start_time", "finish_time", "_ideal_tau"})
+
 
 #: This build's class (a fork is one of it, also of a subclass): the name ``Simulator`` is rebound
 #: to the compiled class at the end of the plain-Python module when that build is in use.
