@@ -30,6 +30,21 @@ guide's action is always evaluated and ``backup="best"`` keeps the best trajecto
 full-depth rollouts (``depth=None``) the episode cost is never worse than the guide's own
 env-level run (the search can only replace the guide's continuation with a cheaper one it found).
 
+**Oracle or not** (``future``). The forks of ``future="oracle"`` (the default, the search described
+above) copy the simulator as it is, so their rollouts see the true future arrivals (and, on a
+non-clairvoyant task, every job's true remaining work): a *clairvoyant oracle*, useful as a bound
+or a teacher, not a scheduler a cluster could run. ``future="sampled"`` is the non-clairvoyant
+search: at every decision it draws ``samples`` futures from the scenario's arrival model
+(:class:`ddl_gym.futures.FutureSampler`: jobs not yet arrived, and on a non-clairvoyant env the
+remaining work of arrived jobs, conditioned only on the past) with a generator seeded by
+``(seed, decision)``, forks the env with each (:meth:`DDLClusterEnv.fork_with_future`), grows one
+tree per sample with ``simulations / samples`` iterations (determinized MCTS), and sums the root
+visit counts. The chosen action is the most visited (``final="visits"``) or the one with the lowest
+mean regret against each sample's best root action (``final="best"``); no subtree is reused (it
+belongs to one sample). For a fixed ``seed`` its decisions depend on the past only: changing the
+true future changes nothing (tested). ``root_noise`` mixes Dirichlet noise into the root prior
+(AlphaZero's self-play exploration; the noise is drawn from the same generator).
+
 The value of a rollout equals the negative undiscounted env return from the root (``reward``
 matching ``objective``) divided by ``reward_scale``: the env's reward is ``−Δ(objective area) ·
 scale``.
@@ -54,6 +69,8 @@ from ddl_gym.sim.metrics import SimResult
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 
 OBJECTIVES = ("jct", "makespan", "weighted_jct")
+#: ``future=``: ``"oracle"`` forks see the true future (clairvoyant); ``"sampled"`` forks draw it.
+FUTURES = ("oracle", "sampled")
 
 PriorFn = Callable[[np.ndarray, np.ndarray, dict], np.ndarray]
 
@@ -239,8 +256,17 @@ class MCTSPolicy:
             classic, else ``"srsf+pack"``).
         reuse_tree: keep the chosen child's subtree for the next decision.
         env_kwargs: extra :class:`DDLClusterEnv` arguments (window, placements, queue_order).
-        seed: recorded for reproducibility; the search itself has no randomness of its own (its
-            rollouts use the forked envs' generators), so it is deterministic for a given env seed.
+        seed: recorded for reproducibility; the oracle search has no randomness of its own (its
+            rollouts use the forked envs' generators), so it is deterministic for a given env seed;
+            the sampled search draws its futures from ``default_rng((seed, decision))``.
+        future: ``"oracle"`` (clairvoyant forks: the true future) or ``"sampled"`` (non-clairvoyant:
+            forks with futures drawn from the scenario's arrival model); see the module docstring.
+        samples: futures drawn per decision (``future="sampled"``); the simulations are split among them.
+        root_noise: weight of Dirichlet(``noise_alpha``) noise mixed into the root prior (0: none).
+        noise_alpha: its concentration.
+        root_candidates: ``future="sampled"``: the root actions every sample's tree expands first (the
+            guide's, then the most probable under the prior); a peaked prior otherwise sends every
+            simulation of a small budget below the guide's action.
     """
 
     engine = "job"
@@ -261,6 +287,11 @@ class MCTSPolicy:
         reuse_tree: bool = True,
         env_kwargs: dict[str, Any] | None = None,
         seed: int | None = None,
+        future: str = "oracle",
+        samples: int = 4,
+        root_noise: float = 0.0,
+        noise_alpha: float = 0.3,
+        root_candidates: int = 1,
     ) -> None:
         from ddl_gym.bounds import check_int
 
@@ -273,6 +304,12 @@ class MCTSPolicy:
             raise ConfigError(f"backup must be 'best' or 'mean', got {backup!r}")
         if final not in ("best", "visits"):
             raise ConfigError(f"final must be 'best' or 'visits', got {final!r}")
+        if future not in FUTURES:
+            raise ConfigError(f"future must be one of {FUTURES} ('oracle' sees the true future), got {future!r}")
+        check_int(samples, 1, 10_000, "mcts: samples")
+        check_int(root_candidates, 1, 10_000, "mcts: root_candidates")
+        if not 0.0 <= float(root_noise) <= 1.0 or not float(noise_alpha) > 0.0:
+            raise ConfigError("mcts: root_noise must lie in [0, 1] and noise_alpha be > 0")
         if not callable(prior) and prior not in ("guide", "uniform"):
             raise ConfigError(f"prior must be 'guide', 'uniform' or a callable, got {prior!r}")
         self.classic_guide: ClassicGuide | None = None
@@ -299,7 +336,17 @@ class MCTSPolicy:
         self.final = final
         self.reuse_tree = reuse_tree
         self.seed = seed
-        self.name = f"mcts[{guide_name},sims={simulations},depth={'end' if depth is None else depth},{objective}]"
+        self.future = future
+        self.samples = int(samples)
+        self.root_noise = float(root_noise)
+        self.noise_alpha = float(noise_alpha)
+        self.root_candidates = int(root_candidates)
+        self._sampler: Any = None
+        self._sampler_for: Any = None
+        self._searches = 0
+        tag = "oracle" if future == "oracle" else f"sampled×{samples}"
+        self.name = (f"mcts[{guide_name},sims={simulations},depth={'end' if depth is None else depth},{objective},"
+                     f"future={tag}]")
         kwargs: dict[str, Any] = dict(getattr(guide, "env_kwargs", None) or {})
         kwargs.update(env_kwargs or {})
         kwargs["reward"] = objective
@@ -329,6 +376,7 @@ class MCTSPolicy:
             self.seed = seed
         self._root = None
         self._root_print = None
+        self._searches = 0
         self.decision_times = []
         if self.guide_policy is not None and hasattr(self.guide_policy, "reset"):
             try:
@@ -359,7 +407,9 @@ class MCTSPolicy:
         """Schedule one whole episode with MCTS decisions; returns the simulator's records."""
         scen = get_scenario(scenario) if isinstance(scenario, str) else scenario
         scen = dataclasses.replace(scen, cluster=cluster)  # the harness's cluster, even for sampled ones
-        env = DDLClusterEnv(scen, **self.env_kwargs)
+        from ddl_gym.harness import make_agent_env
+
+        env = make_agent_env(scen, self.env_kwargs)  # v0, or v1 for agents trained on DDLCluster-*-v1
         seed = int(rng.integers(2**31 - 1))
         self.reset(seed=seed)
         env.reset(seed=seed, options={"workload": workload})
@@ -374,6 +424,8 @@ class MCTSPolicy:
         start = time.perf_counter()
         if env.sim is None:
             raise ConfigError("search needs a reset env")
+        if self.future == "sampled":
+            return self._search_sampled(env, start)
         root = self._take_root(env)
         guide_action = self._guide_action(root)
         root.guide_action = guide_action
@@ -401,6 +453,71 @@ class MCTSPolicy:
         else:
             self._root = None
             self._root_print = None
+        self.last_stats = stats
+        self.decision_times.append(stats.wall_s)
+        return stats
+
+    def _search_sampled(self, env: DDLClusterEnv, start: float) -> SearchStats:
+        """Non-clairvoyant search: one tree per sampled future, root visits summed (module docstring)."""
+        from ddl_gym.futures import FutureSampler
+
+        base = env.unwrapped if hasattr(env, "unwrapped") else env
+        rng = np.random.default_rng((0 if self.seed is None else int(self.seed), self._searches))
+        self._searches += 1
+        if self._sampler is None or self._sampler_for is not base.scenario:
+            self._sampler = FutureSampler(base.scenario, clairvoyant=bool(getattr(base, "clairvoyant", True)))
+            self._sampler_for = base.scenario
+        self._root = None
+        self._root_print = None
+        mask = base.action_masks()
+        valid = np.flatnonzero(mask)
+        visits: dict[int, int] = {}
+        regret: dict[int, list[float]] = {}
+        guide_action = -1
+        sims = 0
+        noise = None
+        if len(valid) > 1 and not base.sim.done:  # type: ignore[union-attr]
+            if self.root_noise > 0:
+                noise = rng.dirichlet(np.full(len(valid), self.noise_alpha))
+            per = [self.simulations // self.samples + (1 if b < self.simulations % self.samples else 0)
+                   for b in range(self.samples)]
+            for budget in per:
+                if budget < 1:
+                    continue
+                twin = self._sampler.fork(base, rng)
+                obs = info = None
+                if self._needs_obs:
+                    obs = twin._observe()
+                    info = twin._info(invalid=False)
+                root = self._make_node(twin, obs, info)
+                guide_action = self._guide_action(root)
+                if noise is not None:
+                    prior = self._priors(root)
+                    root.prior = (1.0 - self.root_noise) * prior + self.root_noise * noise
+                prior = self._priors(root)
+                ranked = [guide_action] + [int(root.valid[i]) for i in np.argsort(-prior, kind="stable")
+                                           if int(root.valid[i]) != guide_action]
+                forced = ranked[: max(1, min(self.root_candidates, budget))]
+                for a in forced:
+                    self._simulate(root, forced=a)
+                for _ in range(budget - len(forced)):
+                    self._simulate(root)
+                sims += budget
+                best = min(c.best_cost for c in root.children.values())
+                for a, child in root.children.items():
+                    visits[a] = visits.get(a, 0) + child.visits
+                    regret.setdefault(a, []).append(child.best_cost - best)
+            full = [a for a, r in regret.items() if len(r) == len(regret[guide_action])]
+            if self.final == "visits":
+                action = min(visits, key=lambda a: (-visits[a], a != guide_action, a))
+            else:
+                action = min(full, key=lambda a: (float(np.mean(regret[a])), a != guide_action, -visits[a], a))
+        else:
+            action = int(valid[0]) if len(valid) else 0
+            guide_action = action
+        stats = SearchStats(action=int(action), guide_action=int(guide_action), simulations=sims,
+                            root_visits=visits, root_best_cost={a: float(np.mean(r)) for a, r in regret.items()},
+                            wall_s=time.perf_counter() - start)
         self.last_stats = stats
         self.decision_times.append(stats.wall_s)
         return stats
@@ -575,7 +692,8 @@ def make_mcts_policy(spec: str = "mcts") -> MCTSPolicy:
     Keys: ``guide`` (classic ``order+placement`` or ``policy=<load_policy spec>`` via
     :func:`ddl_gym.agents.load_policy`), ``sims``/``simulations``, ``depth`` (int or ``end``),
     ``c``/``c_uct``, ``objective``, ``prior`` (``guide``/``uniform``), ``guide_weight``, ``backup``,
-    ``final``, ``fallback``, ``window``, ``queue_order``, ``seed``.
+    ``final``, ``fallback``, ``window``, ``queue_order``, ``seed``, ``future`` (``oracle`` — clairvoyant —
+    or ``sampled``), ``samples``, ``root_noise``, ``root_candidates``.
 
     Raises:
         ConfigError: malformed spec or unknown key.
@@ -610,6 +728,14 @@ def make_mcts_policy(spec: str = "mcts") -> MCTSPolicy:
             kwargs["guide_weight"] = float(value)
         elif key == "seed":
             kwargs["seed"] = int(value)
+        elif key == "future":
+            kwargs["future"] = value
+        elif key == "samples":
+            kwargs["samples"] = int(value)
+        elif key == "root_noise":
+            kwargs["root_noise"] = float(value)
+        elif key in ("root_candidates", "candidates"):
+            kwargs["root_candidates"] = int(value)
         elif key == "window":
             env_kwargs["window"] = int(value)
         elif key == "queue_order":
@@ -619,4 +745,4 @@ def make_mcts_policy(spec: str = "mcts") -> MCTSPolicy:
     return MCTSPolicy(guide, env_kwargs=env_kwargs, **kwargs)
 
 
-__all__ = ["MCTSPolicy", "SearchStats", "ClassicGuide", "classic_env_action", "make_mcts_policy", "OBJECTIVES"]
+__all__ = ["MCTSPolicy", "SearchStats", "ClassicGuide", "classic_env_action", "make_mcts_policy", "OBJECTIVES", "FUTURES"]

@@ -1,0 +1,601 @@
+"""Expert iteration (AlphaZero-style) for ``DDLCluster-<Task>-v1`` agents, with a non-clairvoyant search.
+
+    python -m ddl_gym.agents.expert_iteration train --task pollux-25g \\
+        --init leaderboard/agents/agent-v1-pollux25g.zip --out runs/expit-pollux25g \\
+        --rounds 3 --episodes 8 --sims 32 --samples 4 --workers 2
+
+Each round:
+
+1. **Search-generated episodes** on the task's *train* seeds (a block of seeds per round, never a
+   validation or test seed), one per work item through :mod:`ddl_gym.executors` (``Executor.map``:
+   a local process pool, or Ray with ``--executor ray``). At every decision with two or more valid
+   actions the **non-clairvoyant** MCTS (:class:`ddl_gym.agents.mcts.MCTSPolicy`,
+   ``future="sampled"``: forks whose unseen future is drawn from the scenario's arrival model,
+   never the true one) searches with the network's policy as prior (PUCT) and first action, and
+   leaf rollouts finished natively by ``--fallback`` (``--depth`` network steps first); the root
+   prior gets Dirichlet noise (``--root-noise``). The episode follows the search's most visited
+   action. Recorded per searched decision: the observation, the action mask, the **visit-count
+   distribution** π (normalised over the legal actions only) and the **realised return-to-go** of the
+   reference-relative reward (:class:`ddl_gym.relative_reward.ReferenceRelativeReward` with
+   ``--reference``, γ = 1: the same value target PPO's value head was trained on).
+2. **Training**: the network (MaskablePPO's actor-critic) minimises cross-entropy to π plus
+   ``--value-coef`` × squared error of its value to the return-to-go, on this round's data and the
+   previous ``--replay`` rounds'; observation statistics stay the initial agent's (frozen).
+3. **Selection** on the task's *validation* seeds (network alone, deterministic): the checkpoint with
+   the lowest mean avg JCT so far is ``OUT/agent.zip`` (the initial network counts as round 0).
+
+Every round writes ``OUT/round-R/`` (``agent.zip`` + sidecars, ``data.npz``) and ``OUT/state.json``
+(rounds done, validation curve, CPU seconds of the driver and of every search episode); the same
+command resumes after the last completed round. ``OUT/agent.zip`` loads with
+``ddl_gym.agents.load_policy("maskable-ppo:OUT/agent.zip")``.
+
+Evaluation (``evaluate``): the protocol of :mod:`ddl_gym.agents.suite_eval` on the task's test seeds
+— network alone, and network + non-clairvoyant search as a separate row — against the best reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ddl_gym.sim.model import ConfigError
+
+#: Seeds of round r start at train.start + SEED_OFFSET + r * SEED_STRIDE (clear of train_v1's pool 0..~300).
+SEED_OFFSET = 100_000
+SEED_STRIDE = 10_000
+
+
+# ============================================================================ the network as guide and prior
+class NetworkGuide:
+    """A loaded MaskablePPO agent as MCTS guide (``act``), prior (``probs``) and value (``value``).
+
+    Args:
+        agent: ``OUT/agent.zip`` (its ``.json`` and ``.vecnormalize.pkl`` beside it), or a loaded
+            :class:`ddl_gym.agents.policy.AgentPolicy`.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        from ddl_gym.agents.policy import AgentPolicy, load_policy
+
+        self.agent: AgentPolicy = agent if isinstance(agent, AgentPolicy) else load_policy(f"maskable-ppo:{agent}")
+        self.policy = self.agent.model.policy
+        self.policy.set_training_mode(False)
+        self.env_kwargs = dict(self.agent.env_kwargs)
+        self.name = f"net:{self.agent.path.stem}"
+        self._memo_key: bytes | None = None
+        self._memo: np.ndarray | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        self._memo_key = None
+
+    def probs(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any] | None = None) -> np.ndarray:
+        """π(·|obs) over the action space, zero on masked actions (float64)."""
+        import torch
+
+        mask = np.asarray(action_mask, dtype=bool)
+        key = np.asarray(obs, dtype=np.float32).tobytes() + mask.tobytes()
+        if key == self._memo_key and self._memo is not None:
+            return self._memo
+        x = torch.as_tensor(self.agent.normalise(obs)[None, :])
+        with torch.no_grad():
+            dist = self.policy.get_distribution(x, action_masks=mask[None, :])
+            p = dist.distribution.probs[0].numpy().astype(np.float64)
+        p[~mask] = 0.0
+        total = p.sum()
+        p = p / total if total > 0 else mask / mask.sum()
+        self._memo_key, self._memo = key, p
+        return p
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any] | None = None) -> int:
+        """The most probable valid action (the agent's deterministic choice)."""
+        return int(np.argmax(self.probs(obs, action_mask, info)))
+
+    def value(self, obs: np.ndarray) -> float:
+        import torch
+
+        x = torch.as_tensor(self.agent.normalise(obs)[None, :])
+        with torch.no_grad():
+            return float(self.policy.predict_values(x)[0, 0])
+
+
+def visit_distribution(root_visits: dict[int, int], mask: np.ndarray) -> np.ndarray:
+    """π over the action space from root visit counts: zero outside ``mask``, sums to 1 over the legal actions.
+
+    Visits of illegal actions (there are none in a search over valid actions) are dropped; with no
+    visit on a legal action the distribution is uniform over the legal ones.
+    """
+    mask = np.asarray(mask, dtype=bool)
+    pi = np.zeros(mask.size, dtype=np.float64)
+    for action, count in root_visits.items():
+        if 0 <= action < mask.size and mask[action]:
+            pi[action] += count
+    total = pi.sum()
+    if total <= 0:
+        return mask / mask.sum()
+    return pi / total
+
+
+def make_search(guide: NetworkGuide, *, sims: int, samples: int, depth: int, c_uct: float, fallback: str,
+                root_noise: float, seed: int, future: str = "sampled", candidates: int = 4, final: str = "visits") -> Any:
+    """The non-clairvoyant MCTS the rounds and the evaluation use (``future="oracle"`` only for comparisons)."""
+    from ddl_gym.agents.mcts import MCTSPolicy
+
+    return MCTSPolicy(guide, simulations=sims, depth=depth, c_uct=c_uct, prior=guide.probs, backup="best",
+                      final=final, fallback=fallback, reuse_tree=False, future=future, samples=samples,
+                      root_noise=root_noise, seed=seed, root_candidates=candidates)
+
+
+# ============================================================================ one search-generated episode
+@dataclasses.dataclass(frozen=True)
+class EpisodeItem:
+    """One search-generated episode (a work item of ``Executor.map``)."""
+
+    agent: str
+    task: str
+    seed: int
+    sims: int
+    samples: int
+    depth: int
+    c_uct: float
+    fallback: str
+    reference: str
+    root_noise: float
+    search_seed: int
+    candidates: int = 4
+    final: str = "visits"
+
+
+_GUIDES: dict[str, tuple[float, NetworkGuide]] = {}
+
+
+def _guide(path: str) -> NetworkGuide:
+    """One loaded network per agent file and worker process (reloaded when the file changes)."""
+    mtime = os.path.getmtime(path)
+    found = _GUIDES.get(path)
+    if found is None or found[0] != mtime:
+        found = _GUIDES[path] = (mtime, NetworkGuide(path))
+    return found[1]
+
+
+def play_search_episode(item: EpisodeItem) -> dict[str, Any]:
+    """Play one train-seed episode with the non-clairvoyant search; return its training data.
+
+    Returns ``obs`` (float32, searched decisions × obs size), ``mask`` (bool), ``pi`` (float32, visit
+    distributions), ``ret`` (float32, return-to-go of the reference-relative reward from each searched
+    decision), ``avg_jct_s``, ``reference_avg_jct_s``, ``decisions``, ``searched``, ``cpu_s``.
+    """
+    import torch
+
+    from ddl_gym.relative_reward import make_v1_env
+    from ddl_gym.suite import get_task
+
+    torch.set_num_threads(1)
+    cpu0 = time.process_time()
+    task = get_task(item.task)
+    guide = _guide(item.agent)
+    guide.reset()
+    kwargs = {k: v for k, v in guide.env_kwargs.items() if k != "env_version"}
+    env = make_v1_env(task.training_scenario, reference=item.reference, **kwargs)
+    base = env.unwrapped
+    search = make_search(guide, sims=item.sims, samples=item.samples, depth=item.depth, c_uct=item.c_uct,
+                         fallback=item.fallback, root_noise=item.root_noise, seed=item.search_seed,
+                         candidates=item.candidates, final=item.final)
+    search.reset(seed=item.search_seed)
+    obs, info = env.reset(seed=int(item.seed))
+    reference_avg = float(info.get("reference_avg_jct_s", math.nan))
+    rows_obs, rows_mask, rows_pi, at = [], [], [], []
+    rewards: list[float] = []
+    steps = 0
+    while True:
+        mask = np.asarray(info["action_mask"], dtype=bool)
+        if int(mask.sum()) > 1:
+            stats = search.search(base)
+            rows_obs.append(np.asarray(obs, dtype=np.float32))
+            rows_mask.append(mask)
+            rows_pi.append(visit_distribution(stats.root_visits, mask).astype(np.float32))
+            at.append(steps)
+            action = stats.action
+        else:
+            action = int(np.flatnonzero(mask)[0])
+        obs, reward, terminated, truncated, info = env.step(action)
+        rewards.append(float(reward))
+        steps += 1
+        if terminated or truncated:
+            break
+    to_go = np.cumsum(np.asarray(rewards[::-1], dtype=np.float64))[::-1]
+    n_obs = int(np.prod(env.observation_space.shape))
+    return {
+        "obs": np.asarray(rows_obs, dtype=np.float32).reshape(-1, n_obs),
+        "mask": np.asarray(rows_mask, dtype=bool).reshape(-1, mask.size),
+        "pi": np.asarray(rows_pi, dtype=np.float32).reshape(-1, mask.size),
+        "ret": to_go[at].astype(np.float32) if at else np.zeros(0, np.float32),
+        "avg_jct_s": float(info["metrics"]["avg_jct_s"]), "reference_avg_jct_s": reference_avg,
+        "seed": int(item.seed), "decisions": steps, "searched": len(at), "cpu_s": time.process_time() - cpu0,
+    }
+
+
+# ============================================================================ training on search targets
+def train_network(model: Any, normalise: Any, data: dict[str, np.ndarray], *, epochs: int, lr: float,
+                  value_coef: float, batch_size: int = 256, seed: int = 0) -> dict[str, float]:
+    """Cross-entropy to the visit distributions + ``value_coef`` × MSE of the value to the return-to-go.
+
+    ``normalise`` maps raw observations to the network's input (the agent's frozen statistics).
+    Returns the first and last epoch's mean losses.
+    """
+    import torch
+
+    policy = model.policy
+    policy.set_training_mode(True)
+    x_all = torch.as_tensor(np.asarray(normalise(np.asarray(data["obs"], dtype=np.float32)), dtype=np.float32))
+    masks = np.asarray(data["mask"], dtype=bool)
+    pi_all = torch.as_tensor(data["pi"], dtype=torch.float32)
+    ret_all = torch.as_tensor(data["ret"], dtype=torch.float32)
+    opt = torch.optim.Adam(policy.parameters(), lr=lr)
+    gen = np.random.default_rng(seed)
+    n = len(x_all)
+    history = []
+    for _ in range(epochs):
+        order = gen.permutation(n)
+        sums = np.zeros(3)
+        for lo in range(0, n, batch_size):
+            idx = order[lo: lo + batch_size]
+            x = x_all[idx]
+            dist = policy.get_distribution(x, action_masks=masks[idx])
+            logp = dist.distribution.logits  # normalised log-probabilities, masked actions at ≈ −1e8
+            target = pi_all[idx]
+            ce = -(target * torch.where(target > 0, logp, torch.zeros_like(logp))).sum(dim=1).mean()
+            v = policy.predict_values(x).squeeze(-1)
+            vl = torch.nn.functional.mse_loss(v, ret_all[idx])
+            loss = ce + value_coef * vl
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            opt.step()
+            sums += np.array([float(ce.detach()), float(vl.detach()), 1.0]) * len(idx)
+        history.append({"cross_entropy": sums[0] / max(1, n), "value_mse": sums[1] / max(1, n)})
+    policy.set_training_mode(False)
+    return {"ce_first": history[0]["cross_entropy"], "ce_last": history[-1]["cross_entropy"],
+            "value_mse_first": history[0]["value_mse"], "value_mse_last": history[-1]["value_mse"]} if history else {}
+
+
+def validate_network(agent_path: str | Path, task_name: str, seeds: Sequence[int]) -> float:
+    """Mean avg JCT (s) of the network alone (deterministic) on ``seeds`` of the task's scenario."""
+    from ddl_gym.harness import make_agent_env
+    from ddl_gym.suite import get_task
+
+    task = get_task(task_name)
+    guide = NetworkGuide(str(agent_path))
+    env = make_agent_env(task.scenario, guide.env_kwargs)
+    jcts = []
+    for seed in seeds:
+        obs, info = env.reset(seed=int(seed))
+        while True:
+            obs, _, terminated, truncated, info = env.step(guide.act(obs, info["action_mask"]))
+            if terminated or truncated:
+                jcts.append(info["metrics"]["avg_jct_s"])
+                break
+    return float(np.mean(jcts))
+
+
+def save_agent(model: Any, source_agent: Path, out_dir: Path, extra: dict[str, Any]) -> Path:
+    """``out_dir/agent.zip`` without optimiser state, the source's observation statistics and its
+    metadata updated with ``extra`` (what :func:`ddl_gym.agents.load_policy` reads)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trained = model.policy.optimizer
+    model.policy.optimizer = model.policy.optimizer_class(model.policy.parameters(), lr=1e-4,
+                                                          **model.policy.optimizer_kwargs)
+    model.save(out_dir / "agent.zip")
+    model.policy.optimizer = trained
+    meta = json.loads(source_agent.with_suffix(".json").read_text())
+    stats_name = meta.get("vecnormalize")
+    if stats_name:
+        shutil.copyfile(source_agent.with_name(stats_name), out_dir / "agent.vecnormalize.pkl")
+        meta["vecnormalize"] = "agent.vecnormalize.pkl"
+    meta.update(extra)
+    (out_dir / "agent.json").write_text(json.dumps(meta, indent=2))
+    return out_dir / "agent.zip"
+
+
+def _copy_agent(src_zip: Path, dst_dir: Path) -> Path:
+    dst_dir.mkdir(parents=True, exist_ok=True)
+    for suffix in (".zip", ".json", ".vecnormalize.pkl"):
+        src = src_zip.with_suffix(suffix) if suffix != ".vecnormalize.pkl" else src_zip.with_name(
+            src_zip.stem + ".vecnormalize.pkl")
+        if suffix == ".vecnormalize.pkl":
+            meta = json.loads(src_zip.with_suffix(".json").read_text())
+            src = src_zip.with_name(meta.get("vecnormalize", src.name))
+        if src.exists():
+            shutil.copyfile(src, dst_dir / ("agent" + suffix))
+    meta = json.loads((dst_dir / "agent.json").read_text())
+    if meta.get("vecnormalize"):
+        meta["vecnormalize"] = "agent.vecnormalize.pkl"
+        (dst_dir / "agent.json").write_text(json.dumps(meta, indent=2))
+    return dst_dir / "agent.zip"
+
+
+# ============================================================================ the rounds
+def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
+    """Run (or resume) expert iteration as configured by ``args`` (see :func:`main`); returns the state."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from ddl_gym.executors import make_executor
+    from ddl_gym.suite import get_task
+
+    torch.set_num_threads(1)
+    task = get_task(args.task)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    state_path = out / "state.json"
+    config = {k: v for k, v in vars(args).items() if k not in ("command", "out", "workers", "executor", "ray_address",
+                                                                 "rounds")}
+    if state_path.exists():
+        state = json.loads(state_path.read_text())
+        if state["config"] != config:
+            diff = sorted(k for k in set(config) | set(state["config"]) if config.get(k) != state["config"].get(k))
+            raise ConfigError(f"{out} holds a run with other settings ({', '.join(diff)}); use another --out")
+    else:
+        init = _copy_agent(Path(args.init), out / "round-0")
+        validation = list(task.validation_seeds)[: args.validation_seeds]
+        score = validate_network(init, task.name, validation)
+        state = {"config": config, "rounds_done": 0, "history": [{"round": 0, "validation_avg_jct_s": score}],
+                 "best_round": 0, "best_validation_avg_jct_s": score, "driver_cpu_s": time.process_time(),
+                 "episode_cpu_s": 0.0}
+        shutil.copytree(out / "round-0", out / "best", dirs_exist_ok=True)
+        _write_state(state_path, state)
+        print(f"round 0 (initial network): validation avg JCT {score:.1f}s", file=sys.stderr, flush=True)
+    cpu_start = time.process_time()
+    driver_before = float(state["driver_cpu_s"])
+    executor = make_executor(args.executor, workers=args.workers, ray_address=args.ray_address)
+    try:
+        for r in range(int(state["rounds_done"]) + 1, args.rounds + 1):
+            current = out / f"round-{r - 1}" / "agent.zip"
+            start = task.train_seeds.start + SEED_OFFSET + r * SEED_STRIDE
+            items = [EpisodeItem(agent=str(current.resolve()), task=task.name, seed=start + i, sims=args.sims,
+                                 samples=args.samples, depth=args.depth, c_uct=args.c_uct, fallback=args.fallback,
+                                 reference=args.reference, root_noise=args.root_noise,
+                                 search_seed=args.seed * 1_000_003 + start + i, candidates=args.candidates,
+                                 final=args.final) for i in range(args.episodes)]
+            t0 = time.time()
+            episodes = executor.map(play_search_episode, items, progress=False, desc=f"round {r}")
+            data = {key: np.concatenate([e[key] for e in episodes]) for key in ("obs", "mask", "pi", "ret")}
+            round_dir = out / f"round-{r}"
+            round_dir.mkdir(parents=True, exist_ok=True)
+            np.savez_compressed(round_dir / "data.npz", **data)
+            replay = [data]
+            for back in range(1, args.replay + 1):
+                old = out / f"round-{r - back}" / "data.npz"
+                if r - back >= 1 and old.exists():
+                    with np.load(old) as f:
+                        replay.append({k: f[k] for k in f.files})
+            merged = {key: np.concatenate([d[key] for d in replay]) for key in data}
+            model = MaskablePPO.load(current, device="cpu")
+            guide = NetworkGuide(str(current))
+            stats = guide.agent.obs_stats
+            normalise = stats.normalize_obs if stats is not None and getattr(stats, "norm_obs", False) else np.asarray
+            losses = train_network(model, normalise, merged, epochs=args.epochs, lr=args.lr,
+                                   value_coef=args.value_coef, batch_size=args.batch_size, seed=args.seed + r)
+            save_agent(model, current, round_dir, {"expert_iteration": {
+                "round": r, "init": str(args.init), "task": task.name, "sims": args.sims, "samples": args.samples,
+                "depth": args.depth, "fallback": args.fallback, "reference": args.reference, "episodes": args.episodes,
+                "future": "sampled (non-clairvoyant)"}})
+            validation = list(task.validation_seeds)[: args.validation_seeds]
+            score = validate_network(round_dir / "agent.zip", task.name, validation)
+            episode_cpu = float(sum(e["cpu_s"] for e in episodes))
+            entry = {"round": r, "validation_avg_jct_s": score, "samples": int(len(data["pi"])),
+                     "train_samples": int(len(merged["pi"])), "episodes": len(episodes),
+                     "search_avg_jct_s": float(np.mean([e["avg_jct_s"] for e in episodes])),
+                     "reference_avg_jct_s": float(np.nanmean([e["reference_avg_jct_s"] for e in episodes])),
+                     "episode_cpu_s": episode_cpu, "wall_s": time.time() - t0, **losses}
+            state["history"].append(entry)
+            state["episode_cpu_s"] = float(state["episode_cpu_s"]) + episode_cpu
+            state["driver_cpu_s"] = driver_before + (time.process_time() - cpu_start)
+            if score < float(state["best_validation_avg_jct_s"]):
+                state["best_round"], state["best_validation_avg_jct_s"] = r, score
+                shutil.copytree(round_dir, out / "best", dirs_exist_ok=True)
+            state["rounds_done"] = r
+            state["cpu_hours"] = (float(state["driver_cpu_s"]) + float(state["episode_cpu_s"])) / 3600.0
+            _write_state(state_path, state)
+            print(f"round {r}: search episodes avg JCT {entry['search_avg_jct_s']:.1f}s (reference "
+                  f"{entry['reference_avg_jct_s']:.1f}s) on {len(episodes)} train seeds, {entry['samples']} targets; "
+                  f"CE {losses.get('ce_first', math.nan):.3f}->{losses.get('ce_last', math.nan):.3f}; "
+                  f"validation avg JCT {score:.1f}s (best {state['best_validation_avg_jct_s']:.1f}s, round "
+                  f"{state['best_round']}); CPU so far {state['cpu_hours']:.3f} h", file=sys.stderr, flush=True)
+    finally:
+        executor.close()
+    best = out / "best"
+    for name in ("agent.zip", "agent.json", "agent.vecnormalize.pkl"):
+        if (best / name).exists():
+            shutil.copyfile(best / name, out / name)
+    return state
+
+
+def _write_state(path: Path, state: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2))
+    os.replace(tmp, path)
+
+
+# ============================================================================ evaluation (suite_eval's rule)
+@dataclasses.dataclass(frozen=True)
+class SearchSeedItem:
+    agent: str
+    task: str
+    seed: int
+    sims: int
+    samples: int
+    depth: int
+    c_uct: float
+    fallback: str
+    future: str
+    candidates: int = 4
+    final: str = "visits"
+
+
+def search_episode_avg_jct(item: SearchSeedItem) -> tuple[float, float]:
+    """Avg JCT (s) of network + search on one test episode, and the CPU seconds it took."""
+    import torch
+
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.suite import get_task
+
+    torch.set_num_threads(1)
+    cpu0 = time.process_time()
+    task = get_task(item.task)
+    guide = _guide(item.agent)
+    search = make_search(guide, sims=item.sims, samples=item.samples, depth=item.depth, c_uct=item.c_uct,
+                         fallback=item.fallback, root_noise=0.0, seed=item.seed, future=item.future,
+                         candidates=item.candidates, final=item.final)
+    scenario = get_scenario(task.scenario)
+    cluster, workload = scenario.episode(item.seed)
+    result = search.run_episode(scenario, cluster, workload, np.random.default_rng(item.seed))
+    return float(result.summary()["avg_jct_s"]), time.process_time() - cpu0
+
+
+def paired_row(task: Any, label: str, reference: str, ref: np.ndarray, mine: np.ndarray, bound: np.ndarray) -> Any:
+    """An :class:`ddl_gym.agents.suite_eval.AgentRow` by suite_eval's rule from per-seed avg JCTs."""
+    from ddl_gym.agents.suite_eval import AgentRow, goal_verdict
+    from ddl_gym.harness import mean_ci
+
+    change = 100.0 * (mine - ref) / ref
+    mean, ci, _ = mean_ci(change)
+    gap = (ref.mean() - mine.mean()) / (ref.mean() - bound.mean()) if ref.mean() > bound.mean() else math.nan
+    better = int(np.sum(mine < ref))
+    return AgentRow(task=task.name, agent=label, reference=reference, seeds=len(ref),
+                    reference_avg_jct_s=float(ref.mean()), agent_avg_jct_s=float(mine.mean()),
+                    lp_bound_s=float(bound.mean()), change_pct=float(mean), change_ci_pct=float(ci), better=better,
+                    gap_closed=float(gap), verdict=goal_verdict(float(mean), float(ci), better, len(ref)))
+
+
+def evaluate_agent(args: argparse.Namespace) -> list[Any]:
+    """Network alone and network + non-clairvoyant search on the task's test seeds vs the best reference.
+
+    The network row is :func:`ddl_gym.agents.suite_eval.score_agent` itself; the search row runs each
+    test episode with :class:`ddl_gym.agents.mcts.MCTSPolicy` (network prior and first action,
+    ``future=args.future``) through ``Executor.map`` and is scored by the same rule (:func:`paired_row`).
+    """
+    from ddl_gym.agents.suite_eval import score_agent
+    from ddl_gym.baselines.registry import make_policy
+    from ddl_gym.executors import make_executor
+    from ddl_gym.harness import simulate_episode
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.lower_bound import scenario_lower_bound
+    from ddl_gym.suite import get_task
+    from ddl_gym.suite_cards import best_reference
+
+    task = get_task(args.task)
+    reference = args.reference
+    if reference is None:
+        reference, _ = best_reference(task, workers=args.workers or 1)
+    seeds = list(task.test_seeds)[: args.seeds] if args.seeds else list(task.test_seeds)
+    agent = str(Path(args.agent).resolve())
+    rows = [score_agent(task.name, agent, test_seeds=seeds, reference=reference, workers=args.workers or 1)]
+    print(json.dumps(dataclasses.asdict(rows[0])), file=sys.stderr, flush=True)
+    if args.no_search:
+        return rows
+    scenario = get_scenario(task.scenario)
+    ref = []
+    for seed in seeds:
+        cluster, workload = scenario.episode(seed)
+        result, _ = simulate_episode(make_policy(reference), scenario, cluster, workload, seed)
+        ref.append(float(result.summary()["avg_jct_s"]))
+    bound = np.array([scenario_lower_bound(scenario, s).avg_jct_s for s in seeds])
+    items = [SearchSeedItem(agent=agent, task=task.name, seed=int(s), sims=args.sims, samples=args.samples,
+                            depth=args.depth, c_uct=args.c_uct, fallback=args.fallback, future=args.future,
+                            candidates=args.candidates, final=args.final)
+             for s in seeds]
+    t0 = time.time()
+    with make_executor(args.executor, workers=args.workers, ray_address=args.ray_address) as executor:
+        out = executor.map(search_episode_avg_jct, items)
+    mine = np.array([o[0] for o in out])
+    label = (f"{agent} + MCTS(future={args.future}, sims={args.sims}, samples={args.samples}, depth={args.depth}, "
+             f"candidates={args.candidates}, final={args.final}, fallback={args.fallback})")
+    row = paired_row(task, label, reference, np.array(ref), mine, bound)
+    rows.append(row)
+    cpu_h = sum(o[1] for o in out) / 3600.0
+    print(f"search row: {len(seeds)} episodes, {cpu_h:.3f} CPU-hours, {time.time() - t0:.0f} s wall", file=sys.stderr)
+    if args.write:
+        Path(args.write).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.write).write_text(json.dumps({"rows": [dataclasses.asdict(r) for r in rows], "seeds": seeds,
+                                                "search_avg_jct_s": mine.tolist(), "reference_avg_jct_s": ref,
+                                                "search_cpu_hours": cpu_h}, indent=2) + "\n")
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help="run or resume expert iteration")
+    train.add_argument("--task", required=True)
+    train.add_argument("--init", required=True, help="the starting agent zip (a train_v1 / shipped v1 agent)")
+    train.add_argument("--out", required=True)
+    train.add_argument("--rounds", type=int, default=3)
+    train.add_argument("--episodes", type=int, default=8, help="search-generated episodes per round")
+    train.add_argument("--sims", type=int, default=32, help="MCTS simulations per decision (all samples together)")
+    train.add_argument("--samples", type=int, default=4, help="sampled futures per decision")
+    train.add_argument("--depth", type=int, default=0, help="network steps of a rollout before the fallback finishes it")
+    train.add_argument("--c-uct", type=float, default=0.5)
+    train.add_argument("--candidates", type=int, default=4, help="root actions each sampled tree expands first")
+    train.add_argument("--final", default="visits", choices=("visits", "best"),
+                       help="action played: most visited, or lowest mean regret over the samples")
+    train.add_argument("--fallback", default="srsf+ca", help="classic rule finishing rollouts natively")
+    train.add_argument("--reference", default="srsf+ca", help="reference of the relative reward (value targets)")
+    train.add_argument("--root-noise", type=float, default=0.25)
+    train.add_argument("--epochs", type=int, default=10)
+    train.add_argument("--lr", type=float, default=1e-4)
+    train.add_argument("--value-coef", type=float, default=0.5)
+    train.add_argument("--batch-size", type=int, default=256)
+    train.add_argument("--replay", type=int, default=1, help="earlier rounds' data trained on again")
+    train.add_argument("--validation-seeds", type=int, default=10)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPUs)")
+    train.add_argument("--executor", default="local", choices=("local", "ray"))
+    train.add_argument("--ray-address", default=None)
+    ev = sub.add_parser("evaluate", help="network and network + search on the task's test seeds (suite_eval's rule)")
+    ev.add_argument("--task", required=True)
+    ev.add_argument("--agent", required=True)
+    ev.add_argument("--reference", default=None, help="best reference (default: chosen on validation seeds)")
+    ev.add_argument("--sims", type=int, default=32)
+    ev.add_argument("--samples", type=int, default=4)
+    ev.add_argument("--depth", type=int, default=0)
+    ev.add_argument("--c-uct", type=float, default=0.5)
+    ev.add_argument("--candidates", type=int, default=4)
+    ev.add_argument("--final", default="visits", choices=("visits", "best"))
+    ev.add_argument("--fallback", default="srsf+ca")
+    ev.add_argument("--future", default="sampled", choices=("sampled", "oracle"))
+    ev.add_argument("--no-search", action="store_true", help="network row only")
+    ev.add_argument("--seeds", type=int, default=None, help="first N test seeds (default: all)")
+    ev.add_argument("--workers", type=int, default=None)
+    ev.add_argument("--executor", default="local", choices=("local", "ray"))
+    ev.add_argument("--ray-address", default=None)
+    ev.add_argument("--write", help="write the rows as JSON here")
+    args = parser.parse_args(argv)
+    if args.command == "train":
+        for name in ("rounds", "episodes", "sims", "samples", "epochs", "batch_size", "validation_seeds"):
+            if getattr(args, name) < 1:
+                parser.error(f"--{name.replace('_', '-')} must be >= 1")
+        state = run_rounds(args)
+        print(json.dumps({k: state[k] for k in ("rounds_done", "best_round", "best_validation_avg_jct_s", "cpu_hours")
+                          if k in state}))
+        return 0
+    rows = evaluate_agent(args)
+    for row in rows:
+        print(json.dumps(dataclasses.asdict(row)))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ConfigError as exc:
+        raise SystemExit(f"expert_iteration: {exc}") from None
