@@ -33,16 +33,25 @@ env-level run (the search can only replace the guide's continuation with a cheap
 **Oracle or not** (``future``). The forks of ``future="oracle"`` (the default, the search described
 above) copy the simulator as it is, so their rollouts see the true future arrivals (and, on a
 non-clairvoyant task, every job's true remaining work): a *clairvoyant oracle*, useful as a bound
-or a teacher, not a scheduler a cluster could run. ``future="sampled"`` is the non-clairvoyant
-search: at every decision it draws ``samples`` futures from the scenario's arrival model
+or a teacher, not a scheduler a cluster could run. The two other modes are non-clairvoyant: they
+fork the env with futures drawn from the scenario's arrival model
 (:class:`ddl_gym.futures.FutureSampler`: jobs not yet arrived, and on a non-clairvoyant env the
-remaining work of arrived jobs, conditioned only on the past) with a generator seeded by
-``(seed, decision)``, forks the env with each (:meth:`DDLClusterEnv.fork_with_future`), grows one
-tree per sample with ``simulations / samples`` iterations (determinized MCTS), and sums the root
-visit counts. The chosen action is the most visited (``final="visits"``) or the one with the lowest
-mean regret against each sample's best root action (``final="best"``); no subtree is reused (it
-belongs to one sample). For a fixed ``seed`` its decisions depend on the past only: changing the
-true future changes nothing (tested). ``root_noise`` mixes Dirichlet noise into the root prior
+remaining work of arrived jobs, conditioned only on the past; :meth:`DDLClusterEnv.fork_with_future`)
+with a generator seeded by ``(seed, decision)``, so for a fixed ``seed`` their decisions depend on
+the past only: changing the true future changes nothing (tested).
+
+* ``future="sampled"`` (paired root search): the i-th evaluation of every root action runs on the
+  i-th sampled future (common random numbers): "the action, then ``fallback``" (or the guide for
+  ``depth`` steps first), scored by its regret against the guide's action on the same future. PUCT
+  over the root's valid actions (prior as above, ``c_uct``) chooses which action to evaluate next;
+  a new future is drawn (and the guide's action evaluated on it) whenever an action needs one.
+  The root value of an action is its mean regret over futures, never a plan that knows one future.
+* ``future="determinized"``: ``samples`` futures, one tree per future with ``simulations / samples``
+  iterations, root visits summed. Inside a tree the search knows that tree's future, so deeper
+  plans are fitted to one sample (strategy fusion); kept for comparison.
+
+The chosen action is the most visited (``final="visits"``) or the one with the lowest mean regret
+(``final="best"``); no subtree is reused. ``root_noise`` mixes Dirichlet noise into the root prior
 (AlphaZero's self-play exploration; the noise is drawn from the same generator).
 
 The value of a rollout equals the negative undiscounted env return from the root (``reward``
@@ -70,7 +79,7 @@ from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 
 OBJECTIVES = ("jct", "makespan", "weighted_jct")
 #: ``future=``: ``"oracle"`` forks see the true future (clairvoyant); ``"sampled"`` forks draw it.
-FUTURES = ("oracle", "sampled")
+FUTURES = ("oracle", "sampled", "determinized")
 
 PriorFn = Callable[[np.ndarray, np.ndarray, dict], np.ndarray]
 
@@ -344,7 +353,7 @@ class MCTSPolicy:
         self._sampler: Any = None
         self._sampler_for: Any = None
         self._searches = 0
-        tag = "oracle" if future == "oracle" else f"sampled×{samples}"
+        tag = "oracle" if future == "oracle" else ("sampled" if future == "sampled" else f"determinized×{samples}")
         self.name = (f"mcts[{guide_name},sims={simulations},depth={'end' if depth is None else depth},{objective},"
                      f"future={tag}]")
         kwargs: dict[str, Any] = dict(getattr(guide, "env_kwargs", None) or {})
@@ -424,8 +433,10 @@ class MCTSPolicy:
         start = time.perf_counter()
         if env.sim is None:
             raise ConfigError("search needs a reset env")
-        if self.future == "sampled":
+        if self.future == "determinized":
             return self._search_sampled(env, start)
+        if self.future == "sampled":
+            return self._search_paired(env, start)
         root = self._take_root(env)
         guide_action = self._guide_action(root)
         root.guide_action = guide_action
@@ -457,11 +468,9 @@ class MCTSPolicy:
         self.decision_times.append(stats.wall_s)
         return stats
 
-    def _search_sampled(self, env: DDLClusterEnv, start: float) -> SearchStats:
-        """Non-clairvoyant search: one tree per sampled future, root visits summed (module docstring)."""
+    def _future_rng(self, base: DDLClusterEnv) -> np.random.Generator:
         from ddl_gym.futures import FutureSampler
 
-        base = env.unwrapped if hasattr(env, "unwrapped") else env
         rng = np.random.default_rng((0 if self.seed is None else int(self.seed), self._searches))
         self._searches += 1
         if self._sampler is None or self._sampler_for is not base.scenario:
@@ -469,6 +478,97 @@ class MCTSPolicy:
             self._sampler_for = base.scenario
         self._root = None
         self._root_print = None
+        return rng
+
+    def _search_paired(self, env: DDLClusterEnv, start: float) -> SearchStats:
+        """Non-clairvoyant paired root search (module docstring): regret vs the guide on common sampled futures."""
+        base = env.unwrapped if hasattr(env, "unwrapped") else env
+        rng = self._future_rng(base)
+        obs = info = None
+        if self._needs_obs:
+            obs = base._observe()
+            info = base._info(invalid=False)
+        root = self._make_node(base, obs, info)  # the real env: read only (every evaluation forks a sampled twin)
+        valid = root.valid
+        guide_action = self._guide_action(root)
+        visits: dict[int, int] = {}
+        regret_sum: dict[int, float] = {}
+        sims = 0
+        if len(valid) > 1 and not root.terminal:
+            prior = self._priors(root).copy()
+            if self.root_noise > 0:
+                prior = (1.0 - self.root_noise) * prior + self.root_noise * rng.dirichlet(np.full(len(valid), self.noise_alpha))
+            futures: list[DDLClusterEnv] = []
+            baseline: list[float] = []
+            actions = valid.tolist()
+            index = {a: i for i, a in enumerate(actions)}
+
+            def evaluate(action: int) -> None:
+                # The i-th visit of an action runs on future i; the guide's evaluation there is the
+                # control (paid once per future, a visit of the guide only when it is chosen).
+                nonlocal sims
+                i = visits.get(action, 0)
+                while len(futures) <= i:  # a new future, and the guide's action on it
+                    twin = self._sampler.fork(base, rng)
+                    futures.append(twin)
+                    baseline.append(self._action_cost(twin, guide_action))
+                    sims += 1
+                visits[action] = i + 1
+                if action == guide_action:
+                    regret_sum[action] = 0.0
+                    return
+                cost = self._action_cost(futures[i], action)
+                regret_sum[action] = regret_sum.get(action, 0.0) + cost - baseline[i]
+                sims += 1
+
+            ranked = [guide_action] + [actions[i] for i in np.argsort(-prior, kind="stable") if actions[i] != guide_action]
+            for action in ranked[: max(1, min(self.root_candidates, self.simulations))]:
+                evaluate(action)
+            rounds = 0
+            while sims < self.simulations and rounds < 4 * self.simulations:
+                rounds += 1
+                means = {a: regret_sum[a] / visits[a] for a in visits}
+                lo, hi = min(means.values()), max(means.values())
+                span = hi - lo
+                sqrt_n = math.sqrt(sum(visits.values()))
+                best_score, best_action = -math.inf, guide_action
+                for a in actions:
+                    n = visits.get(a, 0)
+                    m = means[a] if n else 0.0  # first-play value: the guide's (regret 0)
+                    q = (hi - m) / span if span > 0 else 0.5
+                    score = q + self.c_uct * prior[index[a]] * sqrt_n / (1 + n)
+                    if score > best_score:
+                        best_score, best_action = score, a
+                evaluate(best_action)
+            means = {a: regret_sum[a] / visits[a] for a in visits}
+            if self.final == "visits":
+                action = min(visits, key=lambda a: (-visits[a], means[a], a != guide_action, a))
+            else:
+                action = min(means, key=lambda a: (means[a], a != guide_action, -visits[a], a))
+        else:
+            action = int(valid[0]) if len(valid) else 0
+            means = {}
+        stats = SearchStats(action=int(action), guide_action=int(guide_action), simulations=sims, root_visits=visits,
+                            root_best_cost=means, wall_s=time.perf_counter() - start)
+        self.last_stats = stats
+        self.decision_times.append(stats.wall_s)
+        return stats
+
+    def _action_cost(self, env: DDLClusterEnv, action: int) -> float:
+        """Episode cost of ``action`` then the rollout (``depth`` guide steps, then ``fallback``) from ``env`` (forked)."""
+        twin = env.fork()
+        if self._needs_obs and self.depth:
+            obs, _, _, _, info = twin.step(action)
+            node = self._make_node(twin, obs, info)
+        else:
+            twin.apply_action(action)
+            node = self._make_node(twin, None, None)
+        return self._rollout(node)
+
+    def _search_sampled(self, env: DDLClusterEnv, start: float) -> SearchStats:
+        """Non-clairvoyant search: one tree per sampled future, root visits summed (module docstring)."""
+        base = env.unwrapped if hasattr(env, "unwrapped") else env
+        rng = self._future_rng(base)
         mask = base.action_masks()
         valid = np.flatnonzero(mask)
         visits: dict[int, int] = {}
