@@ -225,9 +225,19 @@ def play_search_episode(item: EpisodeItem) -> dict[str, Any]:
 
 
 # ============================================================================ training on search targets
+def sharpen(pi: np.ndarray, temperature: float) -> np.ndarray:
+    """Visit distributions raised to ``1/temperature`` and renormalised per row (AlphaZero's τ; 1: unchanged)."""
+    pi = np.asarray(pi, dtype=np.float64)
+    if temperature == 1.0:
+        return pi
+    out = np.power(pi, 1.0 / temperature)
+    return out / out.sum(axis=1, keepdims=True)
+
+
 def train_network(model: Any, normalise: Any, data: dict[str, np.ndarray], *, epochs: int, lr: float,
-                  value_coef: float, batch_size: int = 256, seed: int = 0) -> dict[str, float]:
-    """Cross-entropy to the visit distributions + ``value_coef`` × MSE of the value to the return-to-go.
+                  value_coef: float, batch_size: int = 256, seed: int = 0, temperature: float = 1.0) -> dict[str, float]:
+    """Cross-entropy to the visit distributions (sharpened by ``temperature``) + ``value_coef`` × MSE of the
+    value to the return-to-go.
 
     ``normalise`` maps raw observations to the network's input (the agent's frozen statistics).
     Returns the first and last epoch's mean losses.
@@ -238,7 +248,7 @@ def train_network(model: Any, normalise: Any, data: dict[str, np.ndarray], *, ep
     policy.set_training_mode(True)
     x_all = torch.as_tensor(np.asarray(normalise(np.asarray(data["obs"], dtype=np.float32)), dtype=np.float32))
     masks = np.asarray(data["mask"], dtype=bool)
-    pi_all = torch.as_tensor(data["pi"], dtype=torch.float32)
+    pi_all = torch.as_tensor(sharpen(data["pi"], temperature), dtype=torch.float32)
     ret_all = torch.as_tensor(data["ret"], dtype=torch.float32)
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     gen = np.random.default_rng(seed)
@@ -341,8 +351,9 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
                                                                  "rounds")}
     if state_path.exists():
         state = json.loads(state_path.read_text())
-        if state["config"] != config:
-            diff = sorted(k for k in set(config) | set(state["config"]) if config.get(k) != state["config"].get(k))
+        stored = state["config"]
+        diff = sorted(k for k in set(config) | set(stored) if k in stored and config.get(k) != stored[k])
+        if diff:  # (a setting the stored run predates is taken at its value now)
             raise ConfigError(f"{out} holds a run with other settings ({', '.join(diff)}); use another --out")
     else:
         init = _copy_agent(Path(args.init), out / "round-0")
@@ -384,7 +395,8 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
             stats = guide.agent.obs_stats
             normalise = stats.normalize_obs if stats is not None and getattr(stats, "norm_obs", False) else np.asarray
             losses = train_network(model, normalise, merged, epochs=args.epochs, lr=args.lr,
-                                   value_coef=args.value_coef, batch_size=args.batch_size, seed=args.seed + r)
+                                   value_coef=args.value_coef, batch_size=args.batch_size, seed=args.seed + r,
+                                   temperature=args.target_temperature)
             save_agent(model, current, round_dir, {"expert_iteration": {
                 "round": r, "init": str(args.init), "task": task.name, "sims": args.sims, "samples": args.samples,
                 "depth": args.depth, "fallback": args.fallback, "reference": args.reference, "episodes": args.episodes,
@@ -554,6 +566,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--epochs", type=int, default=10)
     train.add_argument("--lr", type=float, default=1e-4)
     train.add_argument("--value-coef", type=float, default=0.5)
+    train.add_argument("--target-temperature", type=float, default=1.0,
+                       help="visit distributions raised to 1/T before the cross-entropy (T < 1 sharpens)")
     train.add_argument("--batch-size", type=int, default=256)
     train.add_argument("--replay", type=int, default=1, help="earlier rounds' data trained on again")
     train.add_argument("--validation-seeds", type=int, default=10)
