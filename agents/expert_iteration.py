@@ -280,7 +280,7 @@ def train_network(model: Any, normalise: Any, data: dict[str, np.ndarray], *, ep
 
 def validate_network(agent_path: str | Path, task_name: str, seeds: Sequence[int]) -> float:
     """Mean avg JCT (s) of the network alone (deterministic) on ``seeds`` of the task's scenario."""
-    from ddl_gym.harness import make_agent_env
+    from ddl_gym.envs.agent_env import make_agent_env
     from ddl_gym.suite import get_task
 
     task = get_task(task_name)
@@ -497,7 +497,7 @@ def evaluate_agent(args: argparse.Namespace) -> list[Any]:
     ``future=args.future``) through ``Executor.map`` and is scored by the same rule (:func:`paired_row`).
     """
     from ddl_gym.agents.suite_eval import score_agent
-    from ddl_gym.baselines.registry import make_policy
+    from ddl_gym.policies import make_policy
     from ddl_gym.executors import make_executor
     from ddl_gym.harness import simulate_episode
     from ddl_gym.scenarios import get_scenario

@@ -416,7 +416,7 @@ class MCTSPolicy:
         """Schedule one whole episode with MCTS decisions; returns the simulator's records."""
         scen = get_scenario(scenario) if isinstance(scenario, str) else scenario
         scen = dataclasses.replace(scen, cluster=cluster)  # the harness's cluster, even for sampled ones
-        from ddl_gym.harness import make_agent_env
+        from ddl_gym.envs.agent_env import make_agent_env
 
         env = make_agent_env(scen, self.env_kwargs)  # v0, or v1 for agents trained on DDLCluster-*-v1
         seed = int(rng.integers(2**31 - 1))

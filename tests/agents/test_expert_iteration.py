@@ -23,7 +23,7 @@ from ddl_gym.futures import FutureSampler, splice_workload
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.model import ConfigError
 
-AGENT = Path(__file__).resolve().parents[1] / "leaderboard" / "agents" / "agent-v1-pollux25g.zip"
+AGENT = Path(__file__).resolve().parents[2] / "leaderboard" / "agents" / "agent-v1-pollux25g.zip"
 
 
 def _drive(env: DDLClusterEnv, guide: ClassicGuide, arrived: int) -> list[int]:
