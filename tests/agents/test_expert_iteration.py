@@ -150,13 +150,15 @@ def test_sampled_search_ignores_true_remaining_work_when_not_clairvoyant():
 
 
 def test_visit_targets_sum_to_one_over_legal_actions_only():
-    from ddl_gym.agents.expert_iteration import visit_distribution
+    from ddl_gym.agents.expert_iteration import sharpen, visit_distribution
 
     mask = np.array([1, 0, 1, 1, 0], dtype=np.int8)
     pi = visit_distribution({0: 3, 1: 5, 3: 1}, mask)
     assert pi.sum() == pytest.approx(1.0) and pi[1] == 0 and pi[4] == 0
     assert pi[0] == pytest.approx(0.75) and pi[3] == pytest.approx(0.25)
     assert np.array_equal(visit_distribution({}, mask), mask / 3)
+    sharp = sharpen(pi[None, :], 0.25)[0]
+    assert sharp.sum() == pytest.approx(1.0) and sharp[1] == 0 and sharp[4] == 0 and sharp[0] > pi[0]
 
 
 def test_one_tiny_round_runs_writes_a_checkpoint_and_resumes(tmp_path):
