@@ -514,6 +514,10 @@ def evaluate_agent(args: argparse.Namespace) -> list[Any]:
     rows = [score_agent(task.name, agent, test_seeds=seeds, reference=reference, workers=args.workers or 1)]
     print(json.dumps(dataclasses.asdict(rows[0])), file=sys.stderr, flush=True)
     if args.no_search:
+        if args.write:
+            Path(args.write).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.write).write_text(json.dumps({"rows": [dataclasses.asdict(r) for r in rows], "seeds": seeds},
+                                                   indent=2) + "\n")
         return rows
     scenario = get_scenario(task.scenario)
     ref = []
