@@ -78,8 +78,9 @@ class FutureSampler:
         scenario: the episode's scenario (name or object): its workload source is the arrival model.
         clairvoyant: whether the scheduler may see remaining work; ``False`` also resamples the
             iteration counts of arrived, unfinished jobs.
-        prior_episodes, prior_seed: episodes ``prior_seed, …`` whose iteration counts form the
-            remaining-work prior (only for ``clairvoyant=False``).
+        prior_episodes: how many episodes' iteration counts form the remaining-work prior (only
+            for ``clairvoyant=False``).
+        prior_seed: the first of their seeds (``prior_seed, prior_seed + 1, …``).
     """
 
     def __init__(self, scenario: str | Scenario, *, clairvoyant: bool = True, prior_episodes: int = 8,
