@@ -22,13 +22,15 @@ Definitions (every time in one-hour slots):
     ``e_j^min`` the shortest run time of any configuration), and
   - for every resource ``r``, the *mean-busy-time* bound of the single-machine relaxation: give job
     ``j`` processing time ``p_j = A_j^r / C^r`` on one machine of speed 1 (the whole pooled
-    resource). Take any schedule and the first ``p_j`` units of job ``j``'s normalised use
-    ``μ_j(t) = use_j^r(t)/C^r`` (its use is at least ``A_j^r``); these profiles obey
-    ``Σ_j μ_j(t) ≤ 1``, start at ``a_j`` and end by ``C_j``; with rate ``μ_j ≤ 1`` the mean busy time
-    ``M_j`` of that mass is ``≤ C_j − p_j/2``. Hence ``Σ w_j C_j ≥ min Σ w_j M_j + Σ w_j p_j/2``,
-    and the minimum of ``Σ w_j M_j`` over preemptive single-machine schedules with release dates is
-    attained by preemptive WSPT (largest ``w_j/p_j`` first; Goemans, SODA'97, the mean-busy-time
-    LP relaxation).
+    resource). Take any schedule and the first ``p_j`` units of job ``j``'s normalised *worker* use
+    ``μ_j(t) = worker use_j^r(t)/C^r`` (its workers use at least ``A_j^r``); these profiles obey
+    ``Σ_j μ_j(t) ≤ 1``, start at ``a_j`` and end by ``C_j``, and ``μ_j(t) ≤ μ_j^max = D_j·max_m e_m^r/C^r``
+    (at most ``D_j`` workers, as the per-job bound assumes too). Mass ``p_j`` delivered at rate at most
+    ``μ_j^max`` and finished by ``C_j`` has mean busy time ``M_j ≤ C_j − p_j/(2μ_j^max)``. Hence
+    ``Σ w_j C_j ≥ min Σ w_j M_j + Σ w_j p_j/(2μ_j^max)``, and the minimum of ``Σ w_j M_j`` over
+    preemptive single-machine schedules with release dates (rate caps dropped: a relaxation) is
+    attained by preemptive WSPT (largest ``w_j/p_j`` first; Goemans, SODA'97, the mean-busy-time LP
+    relaxation).
 
 * **load axis rule** (:func:`loaded_horizon`): the loaded setting of a world is the *largest*
   arrival window ``T`` of :data:`HORIZON_GRID` (that is, the lightest load) whose offered load,
@@ -82,7 +84,7 @@ def resource_loads(cluster: ClusterSpec, workload: Workload, window_slots: float
 
 
 def _wspt_mean_busy(release: np.ndarray, proc: np.ndarray, weight: np.ndarray) -> float:
-    """``min Σ w_j (M_j + p_j/2)`` on one machine, preemptive WSPT with release dates (exact)."""
+    """``min Σ w_j M_j`` (mean busy times) on one machine: preemptive WSPT with release dates (exact)."""
     order = np.argsort(release, kind="stable")
     heap: list[tuple[float, int]] = []
     remaining = proc.astype(np.float64).copy()
@@ -98,7 +100,7 @@ def _wspt_mean_busy(release: np.ndarray, proc: np.ndarray, weight: np.ndarray) -
             if proc[j] > 0:
                 heapq.heappush(heap, (-weight[j] / proc[j], j))
             else:
-                total += weight[j] * float(release[j])
+                total += weight[j] * float(release[j])  # no mass: M_j = a_j
             i += 1
         if not heap:
             continue
@@ -110,7 +112,7 @@ def _wspt_mean_busy(release: np.ndarray, proc: np.ndarray, weight: np.ndarray) -
         t += run
         if remaining[j] <= 1e-12 * max(1.0, proc[j]):
             heapq.heappop(heap)
-            total += weight[j] * (busy[j] / proc[j] + proc[j] / 2.0)
+            total += weight[j] * busy[j] / proc[j]
     return total
 
 
@@ -120,11 +122,16 @@ def busy_time_bound(cluster: ClusterSpec, workload: Workload) -> float:
     areas = min_areas(cluster, workload)
     release = workload.arrival / SLOT_SECONDS
     weight = np.asarray(workload.weight, dtype=np.float64)
+    e = np.array([t.demand for t in cluster.worker_types], dtype=np.float64)  # (M, R)
+    chunks = np.array([workload.job_profile(j).chunks for j in range(workload.num_jobs)], dtype=np.float64)
     best = 0.0
     for r in range(cluster.num_resources):
-        if cap[r] <= 0:
+        if cap[r] <= 0 or e[:, r].max() <= 0:
             continue
-        best = max(best, _wspt_mean_busy(release, areas[:, r] / cap[r], weight))
+        p = areas[:, r] / cap[r]
+        rate = chunks * e[:, r].max() / cap[r]  # the most of r a job's workers can hold (D_j workers)
+        tail = float((weight * np.minimum(p / rate, np.inf)).sum()) / 2.0  # Σ w_j p_j / (2 μ_j^max)
+        best = max(best, _wspt_mean_busy(release, p, weight) + tail)
     return best
 
 
