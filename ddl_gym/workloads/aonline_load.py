@@ -154,3 +154,61 @@ def loaded_horizon(load_of: Callable[[int], float], grid: Sequence[int] = HORIZO
 
 __all__ = ["HORIZON_GRID", "LOAD_THRESHOLD", "busy_time_bound", "loaded_horizon", "lower_bound", "min_areas",
            "offered_load", "resource_loads"]
+
+
+# ----------------------------------------------------------------------------- ddl-gym scenarios --stats
+#: Policies measured on A-Online worlds by ``ddl-gym scenarios --stats`` (the job-level set cannot run there).
+STATS_POLICIES: tuple[str, ...] = ("a-online", "a-online-listing", "fifo-mr", "drf", "antman", "tiresias")
+_BASELINES = ("fifo-mr", "drf", "antman", "tiresias")
+
+
+def is_aonline(scenario) -> bool:
+    from ddl_gym.workloads.aonline import AOnlineScenario
+
+    return isinstance(scenario, AOnlineScenario)
+
+
+def scenario_stats(scenario, seeds: Sequence[int], policies: Sequence[str] = STATS_POLICIES) -> dict:
+    """Load and headroom of an A-Online scenario, means over ``seeds``:
+
+    ``offered_load`` (module docstring, window = the setup's ``T``), ``gpu_util`` (the jobs' least GPU
+    time ÷ (GPUs × makespan), mean over policies), ``lower_bound`` (:func:`lower_bound`, slots),
+    ``best`` / ``best_value`` (the policy with the lowest mean Σ w C), ``headroom`` (mean over seeds of
+    best policy's Σ w C ÷ bound − 1) and ``baseline_headroom`` (the same for the best of FIFO/DRF/AntMan/
+    Tiresias). The rate models are contention-free (bandwidth is reserved per worker and PS), so the
+    contention share is 0 by construction and not measured.
+    """
+    from ddl_gym.policies import make_policy
+
+    loads, lbs, utils = [], [], []
+    values: dict[str, list[float]] = {p: [] for p in policies}
+    for seed in seeds:
+        cluster, workload = scenario.episode(int(seed))
+        loads.append(offered_load(cluster, workload, scenario.setup.horizon))
+        lbs.append(lower_bound(cluster, workload))
+        gpu_time = float(min_areas(cluster, workload)[:, 0].sum())
+        gpus = float(cluster.capacity_matrix()[:, 0].sum())
+        for name in policies:
+            result = make_policy(name).run_episode(scenario, cluster, workload, np.random.default_rng(int(seed)))
+            summary = result.summary()
+            values[name].append(summary["weighted_completion"] / SLOT_SECONDS)
+            utils.append(gpu_time / (gpus * summary["makespan_s"] / SLOT_SECONDS))
+    lb = np.array(lbs)
+    best = min(policies, key=lambda p: float(np.mean(values[p])))
+    base = [p for p in policies if p in _BASELINES]
+    base_best = np.min(np.vstack([values[p] for p in base]), axis=0) if base else np.full(len(lb), np.nan)
+    return {"scenario": scenario.name, "T": scenario.setup.horizon, "offered_load": float(np.mean(loads)),
+            "gpu_util": float(np.mean(utils)), "lower_bound": float(lb.mean()), "best": best,
+            "best_value": float(np.mean(values[best])), "headroom": float(np.mean(np.array(values[best]) / lb - 1)),
+            "baseline_headroom": float(np.mean(base_best / lb - 1)), "policies": tuple(policies)}
+
+
+def stats_markdown(rows: Sequence[dict]) -> str:
+    lines = ["| scenario | T (slots) | offered load | GPU util. (least GPU time) | lower bound Σ w C (slots) | best policy "
+             "| its Σ w C | headroom of the best policy | headroom of the best baseline |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| `{r['scenario']}` | {r['T']} | {r['offered_load']:.2f} | {100 * r['gpu_util']:.0f}% | "
+                     f"{r['lower_bound']:.4g} | {r['best']} | {r['best_value']:.4g} | {100 * r['headroom']:+.1f}% | "
+                     f"{100 * r['baseline_headroom']:+.1f}% |")
+    return "\n".join(lines)
