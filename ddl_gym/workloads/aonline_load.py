@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ddl_gym.sim.model import ARCH_PS, ClusterSpec, Workload
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 #: The offered load the loaded setting must reach (stated rule; see the module docstring).
 LOAD_THRESHOLD = 1.0

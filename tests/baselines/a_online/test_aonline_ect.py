@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from ddl_gym.baselines import make_policy
-from ddl_gym.baselines import a_online_mincost as mc
-from ddl_gym.baselines.a_online import AOnlinePolicy, price
-from ddl_gym.baselines.a_online_opt import trivial_lower_bound
-from ddl_gym.sim.perf_aonline import SLOT_SECONDS
+from ddl_gym.policies import make_policy
+from ddl_gym.baselines.a_online import mincost as mc
+from ddl_gym.baselines.a_online.policy import AOnlinePolicy, price
+from ddl_gym.baselines.a_online.optimum import trivial_lower_bound
+from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 from ddl_gym.workloads.aonline import AOnlineSetup, make_aonline_scenario
 from ddl_gym.workloads.aonline_load import (
     HORIZON_GRID, LOAD_THRESHOLD, _wspt_mean_busy, busy_time_bound, lower_bound, offered_load,
@@ -111,7 +111,7 @@ def test_completion_default_beats_listing_at_light_load_and_differs_from_it():
 
 # ----------------------------------------------------------------------------- fast == slow
 def _tiny_markets():
-    from tests.test_aonline import _tiny_market
+    from tests.baselines.a_online.test_aonline import _tiny_market
 
     return [_tiny_market(seed) for seed in range(30)]
 
