@@ -292,6 +292,7 @@ class _Windows:
             k *= 2
         self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._greedy: dict[tuple[int, int], tuple] = {}
+        self._mins: dict[tuple[str, int, int], float] = {}
 
     def get(self, L: int) -> tuple[np.ndarray, np.ndarray]:
         """``(sums, minima)`` over windows ``[i, i+L)``, ``i = 0 .. τ−L−1`` (the listing's t^- range), ``(H, R, T')``."""
@@ -304,6 +305,17 @@ class _Windows:
             level = self.table[k]
             minima = np.minimum(level[:, :, :count], level[:, :, L - (1 << k) : L - (1 << k) + count])
             hit = self._cache[L] = (sums, minima)
+        return hit
+
+    def price_min(self, kind: str, k: int, L: int) -> float:
+        """``min`` over servers and start slots of the window price of one worker (``kind="w"``, type
+        ``k``) or one PS (``"ps"``), windows of ``L`` slots (memoised per price state)."""
+        key = (kind, k, L)
+        hit = self._mins.get(key)
+        if hit is None:
+            demand = self.mk.worker_demand[k] if kind == "w" else self.mk.ps_demand[k]
+            sums = self.get(L)[0]
+            hit = self._mins[key] = float(np.einsum("hrt,r->ht", sums, demand).min()) if sums.size else math.inf
         return hit
 
     def greedy(self, m: int, L: int) -> tuple:
@@ -392,24 +404,27 @@ def fast_mincost2(job: JobRates, mk: Market, *, strict_listing: bool = False, ti
     win = windows or _Windows(mk)
     M, P = mk.worker_demand.shape[0], mk.ps_demand.shape[0]
     best = _Best(tie_break, incumbent if prune else None)
-    for m in range(M):
-        e = mk.worker_demand[m]
-        for p in range(P):
-            z = mk.ps_demand[p]
-            for L in _durations(job.total, job.chunks, job.ps_rate[1, m, p], mk.tau, l_values):
-                if prune and best.ends_no_earlier(L):
-                    break  # durations ascend: no later L ends earlier either
-                N = _ceil_div(job.total, L * job.ps_rate[1, m, p])
-                sums, minima = win.get(L)
-                need = N * e + z
-                fits = np.all(minima >= need[None, :, None] - _EPS, axis=1) & (N <= job.chunks)  # (H, T')
-                cost = np.einsum("hrt,r->th", sums, need)
-                cost[~fits.T] = np.inf
-                _offer_window(best, cost, L, (m, p, N), tie_break)
-                if best.done:
-                    break
-            if best.done:
-                break
+    combos = [(m, p, L) for m in range(M) for p in range(P)
+              for L in _durations(job.total, job.chunks, job.ps_rate[1, m, p], mk.tau, l_values)]
+    shortest_first = prune and tie_break == "completion"
+    if shortest_first:  # as in fast_mincost1: shortest durations first, equal (cost, end) by listing position
+        combos.sort(key=lambda c: c[2])
+    for m, p, L in combos:
+        if shortest_first and best.cost == 0.0 and 1 + L > best.end:
+            break  # every later duration is at least as long: none ends earlier at cost 0
+        if prune and best.ends_no_earlier(L) and not shortest_first:
+            continue  # durations ascend within (m, p): no later L of it ends earlier either
+        e, z = mk.worker_demand[m], mk.ps_demand[p]
+        N = _ceil_div(job.total, L * job.ps_rate[1, m, p])
+        if prune and math.isfinite(best.cost):  # N workers and one PS cost at least N·min Ω + min Π (with slack)
+            if (N * win.price_min("w", m, L) + win.price_min("ps", p, L)) * (1 - 1e-9) > best.cost:
+                continue
+        sums, minima = win.get(L)
+        need = N * e + z
+        fits = np.all(minima >= need[None, :, None] - _EPS, axis=1) & (N <= job.chunks)  # (H, T')
+        cost = np.einsum("hrt,r->th", sums, need)
+        cost[~fits.T] = np.inf
+        _offer_window(best, cost, L, (m, p, N), tie_break, (m, p, L) if shortest_first else None)
         if best.done:
             break
     if best.key is None:
