@@ -99,7 +99,7 @@ class AOnlinePolicy(SelfDrivingPolicy):
             completion tie-break (a zero-cost schedule ending at ``e`` cannot be beaten by one of
             ``>= e − 1`` slots) and the per-price-state memo (one market, its window tables and the
             per-(worker type, duration) greedy tables shared by every job until an admission changes
-            the prices). Both give identical schedules (tests/test_aonline_ect.py); ``exhaustive``
+            the prices). Both give identical schedules (tests/baselines/a_online/test_aonline_ect.py); ``exhaustive``
             is the reference.
         strict_listing: keep the listings' printed bugs (C5 #5) in the mincost routines.
         implementation: ``"fast"`` or ``"literal"`` mincost routines.
