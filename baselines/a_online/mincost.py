@@ -29,6 +29,16 @@ Two implementations with the same interface (``cost, Schedule | None``):
   instance; ``l_values="all"`` visits every ``L`` (identical to the listing). Both stop as soon as
   a zero-cost schedule is found (prices are ``>= 0`` and only a strictly cheaper one replaces it).
 
+``prune=True`` (default; issue 32) makes the completion tie-break (§7.1(3)) cheap without changing any
+result: the listing's winner is the first schedule minimising ``(cost, end)``, i.e. the minimum of
+``(cost, end, position in the listing)``, so Alg. 4/5 may visit durations shortest first and break equal
+``(cost, end)`` by position; a ``(m, p, L)`` is skipped when a lower bound on its cost (greedy fill of ``N``
+workers plus the cheapest PS, with a 1e-9 relative slack) exceeds the best cost, or, at best cost 0, when its
+earliest zero-bound start cannot end before the best end; an incumbent ``(cost, end)`` (the q = 1 routine's
+schedule, which Alg. 3 l.5 keeps unless the q = 0 one is better) seeds the search. Window tables per
+``(worker type, L)`` and price minima are memoised on the :class:`_Windows` of one price state.
+``prune=False`` is the exhaustive reference (tests/baselines/a_online/test_aonline_ect.py).
+
 Bug fixes (spec C5 #5), all undone by ``strict_listing=True``:
 
 * (a) Alg. 4 l.19: when all workers sit on the PS server, ``s = ceil(0) = 0`` and l.25 rejects
