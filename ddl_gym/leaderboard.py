@@ -106,7 +106,7 @@ METRIC_LABELS: dict[str, str] = {"avg_jct_s": "avg JCT (s)", "makespan_s": "make
 
 
 _SMD_REFERENCES: tuple[str, ...] = ("smd", "smd-fc", "smd-literal", "smd-opt", "esw", "optimus", "optimus-official")
-_AONLINE_REFERENCES: tuple[str, ...] = ("a-online", "a-online-ect", "a-online-paper", "fifo-mr", "drf", "antman",
+_AONLINE_REFERENCES: tuple[str, ...] = ("a-online", "a-online-listing", "a-online-paper", "fifo-mr", "drf", "antman",
                                         "tiresias", "tiresias-dlas")
 _TRANSFER_NOTE = ("`agent-transfer` never trained on these episodes: its training episodes were `transfer-train` seeds "
                   "30000–30299 (Philly/Alibaba windows from the *training* splits only) and `default` seeds "

@@ -437,11 +437,16 @@ register_policy("optimus-official", "ddl_gym.baselines.smd.optimus:OptimusOffici
 # ring-all-reduce jobs) (issue 10). Each raises a ConfigError naming itself and the scenario on other worlds.
 _AONLINE = "ddl_gym.baselines.a_online"
 register_policy("a-online", f"{_AONLINE}.policy:make_a_online", {"mode": "calendar"},
-                "A-Online (Zhou et al., Alg. 1-7), calendar execution (no idle windows), effective alpha reported")
+                "A-Online (Zhou et al., Alg. 1-7), calendar execution (no idle windows), §7.1(3) tie-break: best type, "
+                "earliest-completing worker count among equal costs")
+register_policy("a-online-listing", f"{_AONLINE}.policy:make_a_online", {"mode": "calendar", "tie_break": "listing"},
+                "A-Online, calendar mode, equal-cost schedules broken by the listings' order (idle cluster: type 1, "
+                "one server, fewest workers)")
 register_policy("a-online-paper", f"{_AONLINE}.policy:make_a_online", {"mode": "paper"},
                 "A-Online, Alg. 1 l.8 literally: round i runs in [A tau_i, A tau_i+1), A = 4")
-register_policy("a-online-ect", f"{_AONLINE}.policy:make_a_online", {"mode": "calendar", "tie_break": "completion"},
-                "A-Online, calendar mode, equal-cost schedules broken by earliest completion")
+register_policy("a-online-ect", f"{_AONLINE}.policy:make_a_online",
+                {"mode": "calendar", "tie_break": "completion", "name": "a-online-ect"},
+                "A-Online with the completion tie-break: since issue 32 the same as a-online (kept for old commands)")
 register_policy("fifo-mr", f"{_AONLINE}.fifo_mr:make_fifo_mr", {},
                 "FIFO over multi-resource servers, fixed ideal config with N in [1,30] (Zhou §7 (i))")
 register_policy("drf", f"{_AONLINE}.drf:make_drf", {},

@@ -56,6 +56,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise ConfigError(f"--seeds must be >= 1, got {args.seeds}")
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     policies = [p.strip() for p in args.policies.split(",") if p.strip()] if args.policies else None
+    from ddl_gym.workloads import aonline_load
+
+    aonline = [n for n in names if aonline_load.is_aonline(get_scenario(n))]  # multi-resource worlds: own table
+    names = [n for n in names if n not in aonline]
+    if aonline:
+        rows = [aonline_load.scenario_stats(get_scenario(n), range(args.seeds), policies or aonline_load.STATS_POLICIES)
+                for n in aonline]
+        print(f"A-Online worlds, measured by `ddl-gym scenarios --stats --seeds {args.seeds}` (seeds 0..{args.seeds - 1}; "
+              f"policies {', '.join(rows[0]['policies'])}; definitions in ddl_gym/workloads/aonline_load.py; "
+              "contention share 0 by construction: bandwidth is reserved per worker and PS):\n")
+        print(aonline_load.stats_markdown(rows) + ("\n" if names else ""))
+    if not names:
+        return 0
     stats = measure(names, range(args.seeds), policies, workers=max(1, args.workers))
     summaries = summarise(stats)
     print(f"Measured by `ddl-gym scenarios --stats --seeds {args.seeds}` (seeds 0..{args.seeds - 1}); "

@@ -14,7 +14,7 @@
   :mod:`~ddl_gym.baselines.a_online.jain_greedy` (Fig. 8, in place of A_maxweight).
 
 Readings (options of :class:`AOnlinePolicy`, default first): ``mode`` = ``calendar`` | ``paper``
-(Alg. 1 l.8 literally, ``paper_alpha`` = 4) (C5 #1), ``tie_break`` = ``listing`` | ``completion`` (``a-online-ect``),
+(Alg. 1 l.8 literally, ``paper_alpha`` = 4) (C5 #1), ``tie_break`` = ``completion`` (default, §7.1(3)) | ``listing`` (``a-online-listing``),
 ``order`` = ``arrival`` | ``density`` (C5 #8). The performance model (ρ, slots) is :mod:`ddl_gym.sim.perf.aonline`.
 """
 

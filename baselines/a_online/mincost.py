@@ -29,6 +29,16 @@ Two implementations with the same interface (``cost, Schedule | None``):
   instance; ``l_values="all"`` visits every ``L`` (identical to the listing). Both stop as soon as
   a zero-cost schedule is found (prices are ``>= 0`` and only a strictly cheaper one replaces it).
 
+``prune=True`` (default; issue 32) makes the completion tie-break (§7.1(3)) cheap without changing any
+result: the listing's winner is the first schedule minimising ``(cost, end)``, i.e. the minimum of
+``(cost, end, position in the listing)``, so Alg. 4/5 may visit durations shortest first and break equal
+``(cost, end)`` by position; a ``(m, p, L)`` is skipped when a lower bound on its cost (greedy fill of ``N``
+workers plus the cheapest PS, with a 1e-9 relative slack) exceeds the best cost, or, at best cost 0, when its
+earliest zero-bound start cannot end before the best end; an incumbent ``(cost, end)`` (the q = 1 routine's
+schedule, which Alg. 3 l.5 keeps unless the q = 0 one is better) seeds the search. Window tables per
+``(worker type, L)`` and price minima are memoised on the :class:`_Windows` of one price state.
+``prune=False`` is the exhaustive reference (tests/baselines/a_online/test_aonline_ect.py).
+
 Bug fixes (spec C5 #5), all undone by ``strict_listing=True``:
 
 * (a) Alg. 4 l.19: when all workers sit on the PS server, ``s = ceil(0) = 0`` and l.25 rejects
@@ -291,6 +301,8 @@ class _Windows:
             self.table.append(np.minimum(prev[:, :, : prev.shape[2] - k], prev[:, :, k:]))
             k *= 2
         self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._greedy: dict[tuple[int, int], tuple] = {}
+        self._mins: dict[tuple[str, int, int], float] = {}
 
     def get(self, L: int) -> tuple[np.ndarray, np.ndarray]:
         """``(sums, minima)`` over windows ``[i, i+L)``, ``i = 0 .. τ−L−1`` (the listing's t^- range), ``(H, R, T')``."""
@@ -303,6 +315,32 @@ class _Windows:
             level = self.table[k]
             minima = np.minimum(level[:, :, :count], level[:, :, L - (1 << k) : L - (1 << k) + count])
             hit = self._cache[L] = (sums, minima)
+        return hit
+
+    def price_min(self, kind: str, k: int, L: int) -> float:
+        """``min`` over servers and start slots of the window price of one worker (``kind="w"``, type
+        ``k``) or one PS (``"ps"``), windows of ``L`` slots (memoised per price state)."""
+        key = (kind, k, L)
+        hit = self._mins.get(key)
+        if hit is None:
+            demand = self.mk.worker_demand[k] if kind == "w" else self.mk.ps_demand[k]
+            sums = self.get(L)[0]
+            hit = self._mins[key] = float(np.einsum("hrt,r->ht", sums, demand).min()) if sums.size else math.inf
+        return hit
+
+    def greedy(self, m: int, L: int) -> tuple:
+        """``(a, cap, order, cs, asorted, Pc, Qc)`` of worker type ``m`` over windows of ``L`` slots:
+        per-worker prices ``Ω_h``, room ``cap`` and the greedy fill tables (:func:`_greedy_tables`).
+        They depend on the market, ``m`` and ``L`` only, so the PS types of Alg. 4 and the jobs that
+        see the same market (no admission in between) share them (memoised per price state)."""
+        key = (m, L)
+        hit = self._greedy.get(key)
+        if hit is None:
+            e = self.mk.worker_demand[m]
+            sums, minima = self.get(L)
+            a = np.einsum("hrt,r->ht", sums, e)
+            cap = np.maximum(_caps(minima, e), 0.0)
+            hit = self._greedy[key] = (a, cap, *_greedy_tables(a, cap))
         return hit
 
 
@@ -326,16 +364,37 @@ def _durations(total: float, chunks: int, rho: float, tau: int, l_values: str) -
 
 
 class _Best:
-    def __init__(self, tie_break: str) -> None:
-        self.cost, self.end, self.key, self.tie_break = math.inf, 1 << 60, None, tie_break
+    """Running best under :func:`_better` (the first minimal schedule in the listing's order).
 
-    def offer(self, cost: float, end: int, key: tuple) -> None:
-        if _better(cost, end, self.cost, self.end, self.tie_break):
-            self.cost, self.end, self.key = cost, end, key
+    ``incumbent`` ``(cost, end)``: a schedule found elsewhere (Alg. 3 l.5 keeps the q=1 routine's
+    schedule unless the q=0 one is better by :func:`_better`); only strictly better ones are kept,
+    which returns the same schedule as an unseeded search whenever that one beats the incumbent."""
+
+    def __init__(self, tie_break: str, incumbent: tuple[float, int] | None = None) -> None:
+        self.cost, self.end, self.key, self.tie_break = math.inf, 1 << 60, None, tie_break
+        self.pos: tuple = ()
+        if incumbent is not None:
+            self.cost, self.end = incumbent
+
+    def offer(self, cost: float, end: int, key: tuple, pos: tuple | None = None) -> None:
+        """``pos``: the candidate's position in the listing's order, for searches that visit the
+        listing out of order: then equal ``(cost, end)`` go to the smaller position, which is what the
+        in-order search keeps (the first of them). An incumbent has position ``()``, before every other."""
+        if pos is None:
+            if _better(cost, end, self.cost, self.end, self.tie_break):
+                self.cost, self.end, self.key = cost, end, key
+        elif cost < self.cost or (cost == self.cost and (end < self.end or (end == self.end and pos < self.pos))):
+            self.cost, self.end, self.key, self.pos = cost, end, key, pos
 
     @property
     def done(self) -> bool:  # nothing can be strictly cheaper than zero (ties keep the first)
         return self.cost == 0.0 and self.tie_break == "listing"
+
+    def ends_no_earlier(self, length: int) -> bool:
+        """Exact pruning of the completion tie-break: at cost 0 (nothing is cheaper, prices are
+        ``>= 0``) a schedule of ``length`` slots ends at ``>= 1 + length``, so it can replace the
+        best one only if ``1 + length < end``. (The listing tie-break has stopped already.)"""
+        return self.cost == 0.0 and 1 + length >= self.end
 
 
 def _pick(cost: np.ndarray, lengths: np.ndarray | int, tie_break: str) -> int:
@@ -348,27 +407,34 @@ def _pick(cost: np.ndarray, lengths: np.ndarray | int, tie_break: str) -> int:
 
 
 def fast_mincost2(job: JobRates, mk: Market, *, strict_listing: bool = False, tie_break: str = "listing",
-                  l_values: str = "n-loop", windows: _Windows | None = None) -> tuple[float, Schedule | None]:
+                  l_values: str = "n-loop", windows: _Windows | None = None, prune: bool = True,
+                  incumbent: tuple[float, int] | None = None
+                  ) -> tuple[float, Schedule | None]:
     """Alg. 5, vectorised over start slots and servers."""
     win = windows or _Windows(mk)
     M, P = mk.worker_demand.shape[0], mk.ps_demand.shape[0]
-    best = _Best(tie_break)
-    for m in range(M):
-        e = mk.worker_demand[m]
-        for p in range(P):
-            z = mk.ps_demand[p]
-            for L in _durations(job.total, job.chunks, job.ps_rate[1, m, p], mk.tau, l_values):
-                N = _ceil_div(job.total, L * job.ps_rate[1, m, p])
-                sums, minima = win.get(L)
-                need = N * e + z
-                fits = np.all(minima >= need[None, :, None] - _EPS, axis=1) & (N <= job.chunks)  # (H, T')
-                cost = np.einsum("hrt,r->th", sums, need)
-                cost[~fits.T] = np.inf
-                _offer_window(best, cost, L, (m, p, N), tie_break)
-                if best.done:
-                    break
-            if best.done:
-                break
+    best = _Best(tie_break, incumbent if prune else None)
+    combos = [(m, p, L) for m in range(M) for p in range(P)
+              for L in _durations(job.total, job.chunks, job.ps_rate[1, m, p], mk.tau, l_values)]
+    shortest_first = prune and tie_break == "completion"
+    if shortest_first:  # as in fast_mincost1: shortest durations first, equal (cost, end) by listing position
+        combos.sort(key=lambda c: c[2])
+    for m, p, L in combos:
+        if shortest_first and best.cost == 0.0 and 1 + L > best.end:
+            break  # every later duration is at least as long: none ends earlier at cost 0
+        if prune and best.ends_no_earlier(L) and not shortest_first:
+            continue  # durations ascend within (m, p): no later L of it ends earlier either
+        e, z = mk.worker_demand[m], mk.ps_demand[p]
+        N = _ceil_div(job.total, L * job.ps_rate[1, m, p])
+        if prune and math.isfinite(best.cost):  # N workers and one PS cost at least N·min Ω + min Π (with slack)
+            if (N * win.price_min("w", m, L) + win.price_min("ps", p, L)) * (1 - 1e-9) > best.cost:
+                continue
+        sums, minima = win.get(L)
+        need = N * e + z
+        fits = np.all(minima >= need[None, :, None] - _EPS, axis=1) & (N <= job.chunks)  # (H, T')
+        cost = np.einsum("hrt,r->th", sums, need)
+        cost[~fits.T] = np.inf
+        _offer_window(best, cost, L, (m, p, N), tie_break, (m, p, L) if shortest_first else None)
         if best.done:
             break
     if best.key is None:
@@ -377,25 +443,30 @@ def fast_mincost2(job: JobRates, mk: Market, *, strict_listing: bool = False, ti
     return best.cost, Schedule(t0, L, m, p, ((h, N),), ((h, 1),), True)
 
 
-def _offer_window(best: _Best, cost: np.ndarray, L: int, head: tuple, tie_break: str) -> None:
-    """Offer the best (t^-, server) entry of a ``(T', H)`` cost table for duration ``L``."""
+def _offer_window(best: _Best, cost: np.ndarray, L: int, head: tuple, tie_break: str,
+                  pos: tuple | None = None) -> None:
+    """Offer the best (t^-, server) entry of a ``(T', H)`` cost table for duration ``L`` (``pos``: the
+    table's position in the listing, for out-of-order searches; the entry's ``(t^-, h)`` is appended)."""
     idx = _pick(cost, L, tie_break)  # row-major: t^- first, so also the earliest end among equal costs
     if idx < 0:
         return
     t_idx, h = divmod(idx, cost.shape[1])
-    best.offer(float(cost.ravel()[idx]), t_idx + 1 + L, (*head, t_idx + 1, h, L))
+    best.offer(float(cost.ravel()[idx]), t_idx + 1 + L, (*head, t_idx + 1, h, L),
+               None if pos is None else (*pos, t_idx + 1, h))
 
 
 def fast_ra_mincost1(job: JobRates, mk: Market, *, strict_listing: bool = False, tie_break: str = "listing",
-                     l_values: str = "n-loop", windows: _Windows | None = None) -> tuple[float, Schedule | None]:
+                     l_values: str = "n-loop", windows: _Windows | None = None, prune: bool = True,
+                  incumbent: tuple[float, int] | None = None
+                  ) -> tuple[float, Schedule | None]:
     """Alg. 6, vectorised over start slots and servers (the listing already loops over Φ)."""
     win = windows or _Windows(mk)
-    best = _Best(tie_break)
+    best = _Best(tie_break, incumbent if prune else None)
     for m in range(mk.worker_demand.shape[0]):
         e = mk.worker_demand[m]
         for phi in range(1, job.chunks + 1):
             d = _ceil_div(job.total, phi * job.ra_rate[1, m, phi])
-            if d > mk.tau - 1:
+            if d > mk.tau - 1 or (prune and best.ends_no_earlier(d)):
                 continue
             sums, minima = win.get(d)
             cap = _caps(minima, e)
@@ -443,21 +514,26 @@ def _fill_cost(Y: np.ndarray, cs: np.ndarray, asorted: np.ndarray, Pc: np.ndarra
 
 
 def fast_ra_mincost2(job: JobRates, mk: Market, *, strict_listing: bool = False, tie_break: str = "listing",
-                     l_values: str = "n-loop", windows: _Windows | None = None) -> tuple[float, Schedule | None]:
+                     l_values: str = "n-loop", windows: _Windows | None = None, prune: bool = True,
+                  incumbent: tuple[float, int] | None = None
+                  ) -> tuple[float, Schedule | None]:
     """Alg. 7, vectorised over start slots: the greedy fill is a cumulative sum over sorted capacities."""
     win = windows or _Windows(mk)
-    best = _Best(tie_break)
+    best = _Best(tie_break, incumbent if prune else None)
     for m in range(mk.worker_demand.shape[0]):
         e = mk.worker_demand[m]
         for phi in range(1, job.chunks + 1):
             d = _ceil_div(job.total, phi * job.ra_rate[0, m, phi])
-            if d > mk.tau - 1:
+            if d > mk.tau - 1 or (prune and best.ends_no_earlier(d)):
                 continue
             want = d if strict_listing else phi
-            sums, minima = win.get(d)
-            a = np.einsum("hrt,r->ht", sums, e)
-            cap = np.maximum(_caps(minima, e), 0.0)
-            order, cs, asorted, Pc, Qc = _greedy_tables(a, cap)
+            if prune:
+                a, cap, order, cs, asorted, Pc, Qc = win.greedy(m, d)
+            else:
+                sums, minima = win.get(d)
+                a = np.einsum("hrt,r->ht", sums, e)
+                cap = np.maximum(_caps(minima, e), 0.0)
+                order, cs, asorted, Pc, Qc = _greedy_tables(a, cap)
             Y = np.full(a.shape[1], float(want))
             cost = _fill_cost(Y, cs, asorted, Pc, Qc)
             cost[Pc[-1] < want] = np.inf
@@ -488,7 +564,9 @@ def fast_ra_mincost2(job: JobRates, mk: Market, *, strict_listing: bool = False,
 
 
 def fast_mincost1(job: JobRates, mk: Market, *, strict_listing: bool = False, tie_break: str = "listing",
-                  l_values: str = "n-loop", windows: _Windows | None = None) -> tuple[float, Schedule | None]:
+                  l_values: str = "n-loop", windows: _Windows | None = None, prune: bool = True,
+                  incumbent: tuple[float, int] | None = None
+                  ) -> tuple[float, Schedule | None]:
     """Alg. 4, vectorised over start slots and PS servers ``n``.
 
     For PS server ``n`` at position ``k_n`` of the price order, the listing places
@@ -498,28 +576,49 @@ def fast_mincost1(job: JobRates, mk: Market, *, strict_listing: bool = False, ti
     """
     win = windows or _Windows(mk)
     M, P = mk.worker_demand.shape[0], mk.ps_demand.shape[0]
-    best = _Best(tie_break)
-    for m in range(M):
+    best = _Best(tie_break, incumbent if prune else None)
+    combos = [(m, p, L) for m in range(M) for p in range(P)
+              for L in _durations(job.total, job.chunks, job.ps_rate[0, m, p], mk.tau, l_values)]
+    shortest_first = prune and tie_break == "completion"
+    if shortest_first:  # shortest durations first (stable: listing order within a duration); ties by position
+        combos.sort(key=lambda c: c[2])
+    for m, p, L in combos:
         e = mk.worker_demand[m]
         b = float(e[mk.bw])
-        for p in range(P):
-            z = mk.ps_demand[p]
-            B = float(z[mk.bw])
-            rho = job.ps_rate[0, m, p]
-            for L in _durations(job.total, job.chunks, rho, mk.tau, l_values):
-                N = _ceil_div(job.total, L * rho)
-                sums, minima = win.get(L)
-                a = np.einsum("hrt,r->ht", sums, e)  # Ω_h: per-worker price
-                if N * float(a.min()) > best.cost:  # every worker costs at least min Ω
+        z = mk.ps_demand[p]
+        B = float(z[mk.bw])
+        rho = job.ps_rate[0, m, p]
+        if shortest_first and best.cost == 0.0 and 1 + L > best.end:
+            break  # every later duration is at least as long: none ends earlier at cost 0
+        if prune and best.ends_no_earlier(L) and not shortest_first:
+            continue  # durations ascend within (m, p): no later L of it ends earlier either
+        N = _ceil_div(job.total, L * rho)
+        sums, minima = win.get(L)
+        tables = win.greedy(m, L) if prune else None
+        a = tables[0] if prune else np.einsum("hrt,r->ht", sums, e)  # Ω_h: per-worker price
+        if N * float(a.min()) > best.cost:  # every worker costs at least min Ω
+            continue
+        c = np.einsum("hrt,r->ht", sums, z)  # Π_n: per-PS price
+        if prune and not strict_listing and math.isfinite(best.cost):
+            # Lower bound per start slot: the N workers cost at least the greedy fill of N (the
+            # cheapest placement under the servers' room) and the PSs (s >= 1) at least min_n Π_n.
+            _, _, _, cs, asorted, Pc, Qc = tables
+            if float(Pc[-1].max()) < N:
+                continue  # no start slot has room for N workers (the table would be all +inf)
+            bound = _fill_cost(np.full(a.shape[1], float(N)), cs, asorted, Pc, Qc) + c.min(axis=0)
+            if float(bound[Pc[-1] >= N].min()) * (1 - 1e-9) > best.cost:
+                continue
+            if best.cost == 0.0 and tie_break == "completion":
+                # Only a zero-cost entry can still win, and it needs bound 0 at its start slot: the
+                # earliest such slot ends at idx + 1 + L; later than the best end, nothing here wins.
+                zero = np.flatnonzero((bound == 0.0) & (Pc[-1] >= N))
+                if zero.size == 0 or int(zero[0]) + 1 + L > best.end:
                     continue
-                cost = _mincost1_table(a, np.einsum("hrt,r->ht", sums, z), minima, e, z, b, B, N, strict_listing)
-                if cost is None:
-                    continue
-                _offer_window(best, cost, L, (m, p, N), tie_break)
-                if best.done:
-                    break
-            if best.done:
-                break
+        cost = _mincost1_table(a, c, minima, e, z, b, B, N, strict_listing,
+                               tables=tables)
+        if cost is None:
+            continue
+        _offer_window(best, cost, L, (m, p, N), tie_break, (m, p, L) if shortest_first else None)
         if best.done:
             break
     if best.key is None:
@@ -528,11 +627,15 @@ def fast_mincost1(job: JobRates, mk: Market, *, strict_listing: bool = False, ti
     return best.cost, _mincost1_placement(mk, win, m, p, N, t0, n, L, strict_listing)
 
 
-def _mincost1_table(a, c, minima, e, z, b, B, N, strict_listing):
-    """Cost of every (start slot, PS server) pair for one (m, p, L), shape ``(T', H)``; None if none is feasible."""
+def _mincost1_table(a, c, minima, e, z, b, B, N, strict_listing, tables=None):
+    """Cost of every (start slot, PS server) pair for one (m, p, L), shape ``(T', H)``; None if none is feasible.
+    ``tables``: :meth:`_Windows.greedy`'s memoised ``(a, cap, order, cs, asorted, Pc, Qc)``."""
     H, T = a.shape
-    cap = np.maximum(_caps(minima, e), 0.0)  # (H, T)
-    order, cs, asorted, Pc, Qc = _greedy_tables(a, cap)
+    if tables is not None:
+        _, cap, order, cs, asorted, Pc, Qc = tables
+    else:
+        cap = np.maximum(_caps(minima, e), 0.0)  # (H, T)
+        order, cs, asorted, Pc, Qc = _greedy_tables(a, cap)
     total_cap = Pc[-1]
     if not np.any(total_cap >= N):
         return None

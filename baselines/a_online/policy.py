@@ -91,8 +91,16 @@ class AOnlinePolicy(SelfDrivingPolicy):
         F: price parameter (``None``: from the jobs, see module docstring).
         horizon_slots: ``T`` of ``λ`` (``None``: the last arrival slot, rounded up).
         order: job order in A_maxweight, ``"arrival"`` or ``"density"``.
-        tie_break: ``"listing"`` (first schedule found) or ``"completion"`` (earliest end among
-            equal costs; with empty-cluster prices of exactly 0 the listing takes worker type 1).
+        tie_break: ``"completion"`` (default; §7.1(3): among equal-cost schedules the one that ends
+            earliest, i.e. at the zero prices of an idle cluster the best worker type and the worker
+            count with the smallest completion time) or ``"listing"`` (the first schedule the
+            listings enumerate: at zero prices worker type 1, one server, the fewest workers).
+        search: ``"pruned"`` (default) or ``"exhaustive"``: the fast routines' exact pruning of the
+            completion tie-break (a zero-cost schedule ending at ``e`` cannot be beaten by one of
+            ``>= e − 1`` slots) and the per-price-state memo (one market, its window tables and the
+            per-(worker type, duration) greedy tables shared by every job until an admission changes
+            the prices). Both give identical schedules (tests/baselines/a_online/test_aonline_ect.py); ``exhaustive``
+            is the reference.
         strict_listing: keep the listings' printed bugs (C5 #5) in the mincost routines.
         implementation: ``"fast"`` or ``"literal"`` mincost routines.
         w_min: ``w_min`` of the α rule.
@@ -103,7 +111,8 @@ class AOnlinePolicy(SelfDrivingPolicy):
     F: float | None = None
     horizon_slots: float | None = None
     order: str = "arrival"
-    tie_break: str = "listing"
+    tie_break: str = "completion"
+    search: str = "pruned"
     strict_listing: bool = False
     implementation: str = "fast"
     w_min: float = W_MIN_DEFAULT
@@ -119,6 +128,8 @@ class AOnlinePolicy(SelfDrivingPolicy):
             raise ConfigError(f"a-online: order must be 'arrival' or 'density', got {self.order!r}")
         if self.tie_break not in ("listing", "completion"):
             raise ConfigError(f"a-online: tie_break must be 'listing' or 'completion', got {self.tie_break!r}")
+        if self.search not in ("pruned", "exhaustive"):
+            raise ConfigError(f"a-online: search must be 'pruned' or 'exhaustive', got {self.search!r}")
         if self.implementation not in ("fast", "literal"):
             raise ConfigError(f"a-online: implementation must be 'fast' or 'literal', got {self.implementation!r}")
         from ddl_gym.bounds import check_int
@@ -277,12 +288,16 @@ class AOnlinePolicy(SelfDrivingPolicy):
             beta[:, :, :known] = self.calendar[:, :, origin : origin + known]
         Ccol = self.C[:, :, None]
         admitted = []
+        market, windows = None, None
         for j in jobs:  # l.2
-            market = Market(unit_price=price(beta / Ccol, self.lam) / Ccol, free=Ccol - beta,
-                            worker_demand=self.e, ps_demand=self.z, bw=self.bw)
-            cost_j, l_j = self._best(j, market)
+            if market is None or self.search == "exhaustive":  # a new price state (first job, or after an admission)
+                market = Market(unit_price=price(beta / Ccol, self.lam) / Ccol, free=Ccol - beta,
+                                worker_demand=self.e, ps_demand=self.z, bw=self.bw)
+                windows = _Windows(market) if self.implementation == "fast" else None
+            cost_j, l_j = self._best(j, market, windows)
             if l_j is None or not self.weight[j] - cost_j > 0:  # l.8-9: u_j > 0
                 continue
+            market = None  # l.13-14 change the prices
             admitted.append((j, l_j))  # l.10-12
             win = slice(l_j.start - 1, l_j.start - 1 + l_j.length)
             for h, c in l_j.workers:  # l.13 (l.14: prices are recomputed from β above)
@@ -291,16 +306,20 @@ class AOnlinePolicy(SelfDrivingPolicy):
                 beta[h, :, win] += c * self.z[l_j.ps_type][:, None]
         return admitted
 
-    def _best(self, j: int, market: Market) -> tuple[float, Schedule | None]:
-        """Alg. 3 l.3-7: the q=1 routine, replaced by the q=0 one only if strictly cheaper."""
+    def _best(self, j: int, market: Market, windows: _Windows | None = None) -> tuple[float, Schedule | None]:
+        """Alg. 3 l.3-7: the q=1 routine, replaced by the q=0 one only if strictly cheaper (or, with the
+        completion tie-break, equally cheap and ending earlier)."""
         kwargs: dict[str, Any] = {"strict_listing": self.strict_listing, "tie_break": self.tie_break}
         if self.implementation == "fast":
-            kwargs["windows"] = _Windows(market)
+            kwargs["windows"] = windows if windows is not None else _Windows(market)
+            kwargs["prune"] = self.search == "pruned"
         if self.arch[j] == ARCH_PS:
             one, dist = self._routines["mincost2"], self._routines["mincost1"]
         else:
             one, dist = self._routines["ra_mincost1"], self._routines["ra_mincost2"]
         cost_j, l_j = one(self.rates[j], market, **kwargs)
+        if self.search == "pruned" and self.implementation == "fast" and l_j is not None:
+            kwargs["incumbent"] = (cost_j, l_j.end)  # only a better q=0 schedule can replace it (l.5)
         cost, l = dist(self.rates[j], market, **kwargs)
         if cost < cost_j or (self.tie_break == "completion" and l is not None and cost == cost_j
                              and l_j is not None and l.end < l_j.end):
@@ -328,7 +347,7 @@ def make_a_online(**kwargs: Any) -> AOnlinePolicy:
         policy.name = name
     else:
         suffix = [] if policy.mode == "calendar" else [policy.mode]
-        if policy.tie_break == "completion":
-            suffix.append("ect")
+        if policy.tie_break == "listing":
+            suffix.append("listing")
         policy.name = "-".join(["a-online", *suffix])
     return policy

@@ -30,7 +30,7 @@ V, U, PI, B_GBPS, EDK = 0.01, 0.05 / 3600, 100e6, 1.0, 12_000
 TINY = AOnlineSetup(num_jobs=4, horizon=4, servers=2, worker_types=2, ps_types=2, epochs_range=(1, 1),
                     chunks_range=(1, 2), minibatch_range=(10, 20), worker_time_range=(0.05, 0.3), kappa=1.5,
                     max_baseline_workers=2)
-POLICIES = ("a-online", "a-online-paper", "a-online-ect", "fifo-mr", "drf", "antman", "tiresias", "tiresias-dlas",
+POLICIES = ("a-online", "a-online-paper", "a-online-listing", "fifo-mr", "drf", "antman", "tiresias", "tiresias-dlas",
             "jain-greedy")
 
 
