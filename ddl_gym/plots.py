@@ -357,3 +357,36 @@ def plot_gantt(
         shown += f" (first {drawn_jobs} of {len(gpu_lists)} jobs)"
     ax.set_title(shown)
     return _save(fig, path)
+
+
+_LINE_STYLES = (("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-"), ("P", "--"), ("X", "-."), ("*", ":"))
+
+
+def merged_series(series: Mapping[str, Sequence[float]], rtol: float = 1e-9) -> list[tuple[str, list[float]]]:
+    """Series that are equal point by point (within ``rtol``) merged into one, labelled ``"A = B = C"``.
+
+    A reproduction's policies often coincide on a small grid (every policy admits every job); drawn
+    one over the other, the last line hides the rest. Merging them says so in the legend instead.
+    Order: first appearance.
+    """
+    groups: list[tuple[list[str], np.ndarray]] = []
+    for label, values in series.items():
+        ys = np.asarray(values, dtype=float)
+        for names, ref in groups:
+            if ref.shape == ys.shape and np.allclose(ys, ref, rtol=rtol, atol=0.0, equal_nan=True):
+                names.append(label)
+                break
+        else:
+            groups.append(([label], ys))
+    return [(" = ".join(names), ref.tolist()) for names, ref in groups]
+
+
+def plot_lines(ax: Any, xs: Sequence[float], series: Mapping[str, Sequence[float]]) -> list[str]:
+    """Draw ``series`` on ``ax`` with equal series merged (:func:`merged_series`) and a distinct marker
+    and line style per line, so no line hides another; returns the legend labels drawn."""
+    labels = []
+    for k, (label, ys) in enumerate(merged_series(series)):
+        marker, style = _LINE_STYLES[k % len(_LINE_STYLES)]
+        ax.plot(list(xs), ys, marker=marker, linestyle=style, label=label)
+        labels.append(label)
+    return labels

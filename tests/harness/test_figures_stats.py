@@ -78,3 +78,21 @@ def test_aggregates_follow_rliables_definitions() -> None:
     assert table.loc["fast", "iqm"] == pytest.approx(2.0) and table.loc["slow", "iqm"] == pytest.approx(0.5)
     assert table.loc["fast", "p_improvement"] > 0.8 > 0.2 > table.loc["slow", "p_improvement"]
     assert list(table.index) == ["fast", "slow"] and (table["tasks"] == 2).all()
+
+
+def test_equal_series_are_merged_not_hidden():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ddl_gym.plots import merged_series, plot_lines
+
+    series = {"smd": [3.0, 5.0], "esw": [3.0, 5.0], "optimus": [2.0, 5.0], "smd-opt": [3.0, 5.0 + 1e-12]}
+    assert merged_series(series) == [("smd = esw = smd-opt", [3.0, 5.0]), ("optimus", [2.0, 5.0])]
+    fig, ax = plt.subplots()
+    labels = plot_lines(ax, [1, 2], series)
+    lines = ax.get_lines()
+    assert labels == ["smd = esw = smd-opt", "optimus"] and len(lines) == 2
+    assert lines[0].get_marker() != lines[1].get_marker() and lines[0].get_linestyle() != lines[1].get_linestyle()
+    plt.close(fig)
