@@ -286,7 +286,7 @@ def test_quick_claims_match_the_committed_table(tmp_path) -> None:
     committed = reproduction_file("ada_srsf", "claims_quick.md")
     assert (tmp_path / "claims.md").read_text() == committed.read_text()
     report = (tmp_path / "report.md").read_text()
-    for heading in ("Table IV", "Table V", "Exclusive GPUs", "κ study", "Probe defect", "Wall time"):
+    for heading in ("Table IV", "Table V", "Exclusive GPUs", "κ study", "Probe defect", "## Timing"):
         assert heading in report
     episodes = (tmp_path / "episodes.csv").read_text().splitlines()
     assert len(episodes) == 1 + 28 * 2  # header + distinct runs of the quick setting (16/32 GB) x two seeds
