@@ -352,11 +352,14 @@ def cmd_bench(argv: list[str]) -> int:
 
 def cmd_reproduce(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
-        print(f"usage: {PROG} reproduce {{{','.join(REPRODUCTIONS)}}} [ARGS...]\n\n"
+        print(f"usage: {PROG} reproduce {{{','.join(REPRODUCTIONS)},all}} [ARGS...]\n\n"
               "Reproduce a paper's headline comparison; ARGS go to the reproduction script "
-              f"(`{PROG} reproduce sjf-bco --help`).")
+              f"(`{PROG} reproduce sjf-bco --help`). `{PROG} reproduce all [--quick|--full] [--check]` "
+              "regenerates every committed report (ddl_gym/reproduce/catalog.py).")
         return 0
     target, rest = argv[0], argv[1:]
+    if target == "all":
+        return _run_forwarded(_import_optional("ddl_gym.reproduce.catalog", "reproduce all"), rest, "reproduce all")
     if target not in REPRODUCTIONS:
         raise _UsageError(f"unknown reproduction {target!r}; choose one of {', '.join(REPRODUCTIONS)}")
     module = _import_optional(REPRODUCTIONS[target], f"reproduction {target!r}")

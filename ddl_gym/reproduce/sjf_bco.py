@@ -27,10 +27,11 @@ import argparse
 import os
 import statistics
 import sys
+import functools
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ import numpy as np
 
 from ddl_gym.baselines.sjf_bco.policy import (
     PAPER_RHO_HAT_RANGE,
+    SJF_BCO_MODELS,
     SJFBCOPolicy,
     sjf_bco_regime_scenario,
     sjf_bco_scenario,
@@ -52,16 +54,22 @@ from ddl_gym.cliargs import (
     seeds_or_default,
 )
 from ddl_gym.reproduce.verdict import (
-    RULE,
+    RULE_V2,
+    Change,
+    render_changes,
     Claim,
     all_of,
-    best_of,
-    compare,
-    equal,
-    monotone,
     render_claims,
-    shape,
 )
+from ddl_gym.reproduce import verdict as _verdict
+from ddl_gym.reproduce.catalog import TIMING_HEADING, content_command
+
+RULE = RULE_V2  # issue 32: exact ties are ties, magnitude claims by magnitude (ddl_gym.reproduce.verdict)
+compare = functools.partial(_verdict.compare, rule=RULE)
+best_of = functools.partial(_verdict.best_of, rule=RULE)
+equal = functools.partial(_verdict.equal, rule=RULE)
+shape = functools.partial(_verdict.shape, rule=RULE)
+monotone = functools.partial(_verdict.monotone, rule=RULE)
 from ddl_gym.scenario_stats import contention_share
 from ddl_gym.scenarios import Scenario
 from ddl_gym.workloads.synthetic import PAPER_GPU_MIX
@@ -74,9 +82,24 @@ FIG6_SERVERS_QUICK = (10, 20)
 LAMBDAS = (1.0, 2.0, 4.0, 8.0)
 T_FIG4, T_FIG5, T_FIG6, T_FIG7 = 1200.0, 1200.0, 1500.0, 1200.0
 EXTRA_LIMIT = 0.15  # §7.1: contention + overhead within 15 % of the execution time
+
+
+def sjf_bco_heavy_scenario(num_servers: int = 20) -> Scenario:
+    """Issue 32's heavier-contention reading: the `sjf-bco` setting with every gradient ×5 and ξ1 = 1 (every
+    co-located split job contends); compute times, ξ2 and the cluster unchanged."""
+    from ddl_gym.baselines.sjf_bco.policy import SJF_BCO_PERF_MODEL
+    from ddl_gym.sim.perf.rar import RARContentionModel
+
+    models = [replace(m, name=f"{m.name}-heavy", gradient_bytes=5 * m.gradient_bytes) for m in SJF_BCO_MODELS]
+    model = RARContentionModel(xi1=1.0, xi2=SJF_BCO_PERF_MODEL.xi2, alpha=SJF_BCO_PERF_MODEL.alpha,
+                               reduce_bytes_per_s=SJF_BCO_PERF_MODEL.reduce_bytes_per_s)
+    return sjf_bco_scenario(num_servers, models=models, model=model, name=f"sjf-bco-heavy-{num_servers}s")
+
+
 CALIBRATIONS: dict[str, Callable[[int], Scenario]] = {
     "sjf-bco": sjf_bco_scenario,  # 15 % in aggregate (the project's calibration)
     "sjf-bco-regime": sjf_bco_regime_scenario,  # 15 % per job, ρ̂ in [50, 300]
+    "sjf-bco-heavy": sjf_bco_heavy_scenario,  # issue 32: gradients ×5, ξ1 = 1
 }
 
 
@@ -118,6 +141,8 @@ READINGS: tuple[Reading, ...] = (
             "Alg. 3 line 7", sjf_bco=PlanOptions(lbsgf_pick="list-order")),
     Reading("regime-7.1", "§7.1's regime: contention+overhead ≤ 15% per job, ρ̂ ∈ [50, 300] s "
             "(scenario `sjf-bco-regime`)", "§7.1 calibration (per job vs aggregate)", calibration="sjf-bco-regime"),
+    Reading("contention-heavy", "heavier contention: every gradient ×5 and ξ1 = 1 (every co-located split job "
+            "contends); compute unchanged", "§7.1 calibration (how much contention)", calibration="sjf-bco-heavy"),
 )
 READING_BY_NAME = {r.name: r for r in READINGS}
 
@@ -321,7 +346,7 @@ def analyse(df: Any, bisection: str) -> Analysis:
                 "Fig. 4", f"SJF-BCO outperforms {LABELS[b]} in {label}",
                 f"{ours:.1f} s vs {theirs:.1f} s ({ours / theirs - 1:+.1%})",
                 compare(_series(f4["sjf-bco"], metric), _series(f4[b], metric))))
-    for b in BASELINES:
+    for b in ("ff", "rand"):  # not LS: κ = max G_j is exactly LS's plan, so the planned row can only tie or win
         ours, theirs = mean(f4["sjf-bco"], "planned_makespan_s"), mean(f4[b], "planned_makespan_s")
         a.claims.append(Claim(
             "Fig. 4 (planned)", f"SJF-BCO outperforms {LABELS[b]} in makespan — planner's own estimate",
@@ -386,15 +411,36 @@ def analyse(df: Any, bisection: str) -> Analysis:
     s4 = f4["sjf-bco"]
     a.claims.append(Claim(
         "§6 Lemma 2", "Algorithm 1 produces a schedule with the maximum execution time Ŵ_max = θ̃_u",
-        f"Ŵ_max {s4.w_max_u.mean():.1f} vs θ̃_u {s4.theta_tilde_u.mean():.1f} (ρ̂/u s, mean of {n} seeds)",
+        f"Ŵ_max {s4.w_max_u.mean():.1f} vs θ̃_u {s4.theta_tilde_u.mean():.1f} (ρ̂/u s, mean of {n} seeds); θ̃_u is "
+        f"a point of the bisection's grid of T = {T_FIG4:g} on {sum(_on_grid(t, T_FIG4) for t in s4.theta_tilde_u)}/{n} "
+        "seeds, so this gap is set by T, not by the instances",
         equal(_series(s4, "w_max_u"), _series(s4, "theta_tilde_u"))))
-    a.claims.append(Claim(
-        "§6 Lemma 2 (at the tightest θ)", "the same equality for the schedule Alg. 1 builds at the tightest feasible "
-        "θ (bisection run down to it)",
-        f"Ŵ_max {s4.w_max_tightest_u.mean():.1f} vs θ {s4.theta_tightest_u.mean():.1f}",
-        equal(_series(s4, "w_max_tightest_u"), _series(s4, "theta_tightest_u"))))
     a.why = explain(df, a, bisection)
     return a
+
+
+def _on_grid(theta: float, horizon: float) -> bool:
+    """Is ``theta`` one of the bisection's first points ⌊T/2^k⌋ or ⌊(1+T)/2^k⌋ (k = 1..6)?"""
+    return any(int(theta) in (int(horizon) >> k, (int(horizon) + 1) >> k) for k in range(1, 7))
+
+
+#: Issue 32: checks removed or replaced, and verdicts that changed (old = the report before issue 32).
+CHANGES: tuple[Change, ...] = (
+    Change("§6 Lemma 2 (at the tightest θ): Ŵ_max = θ", "removed", "held (mean d −0.3%, 5/5 seeds)",
+           "not a claim row; the per-instance column stays", "fixed by construction: with an integer θ search the "
+           "step below the tightest θ is infeasible, which forces Ŵ_max into (θ−1, θ]"),
+    Change("Fig. 4 (planned): SJF-BCO outperforms LS in makespan", "removed", "tie (+0.0%)",
+           "no row (the FF and RAND planned rows stay)", "can only tie or win: κ = max G_j = 32 is exactly LS's plan "
+           "(identical planned makespans on 5/5 seeds), and SJF-BCO keeps the best κ"),
+    Change("§6 Lemma 2: Ŵ_max = θ̃_u", "replaced", "not held (mean d −61.5%)",
+           "same verdict; the row now says θ̃_u is a grid point of T", "θ̃_u is a point of the bisection's grid of "
+           "T = 1200 (300 = 1200/4 on every seed): the −61.5% is set by T, not by the instances"),
+    Change("Fig. 4 headline under contention", "replaced", "only readings that lower contention",
+           "reading `contention-heavy` (gradients ×5, ξ1 = 1) beside the default",
+           "every earlier reading lowered contention; the paper's claim is about contention"),
+    Change("every directional claim", "replaced", "exact ties (d = 0 on a seed) counted against the claim",
+           "exact ties neutral (RULE_V2)", "issue 32's verdict rule; no SJF-BCO verdict changes by it"),
+)
 
 
 def explain(df: Any, a: Analysis, bisection: str) -> list[str]:
@@ -516,6 +562,8 @@ def claims_text(a: Analysis, quick: bool, bisection: str) -> str:
         "",
         render_claims(a.claims),
         "",
+        render_changes(CHANGES),
+        "",
     ])
 
 
@@ -526,8 +574,9 @@ def report(df: Any, a: Analysis, decision: tuple[float, int], args: argparse.Nam
         "# SJF-BCO reproduction (Yu et al., MobiHoc'22, §7)",
         "",
         f"Generated by `{command}` — seeds {a.seeds}; bisection `{args.bisection}`; "
-        f"{'quick' if args.quick else 'full'} grid; {len(df)} result rows; wall time {wall_s:.1f} s. "
-        "Do not edit: re-run the command.",
+        f"{'quick' if args.quick else 'full'} grid; {len(df)} result rows. "
+        "Do not edit: re-run the command (`ddl-gym reproduce all` regenerates every report; everything above the "
+        "timing section at the end is compared byte for byte by `tests/reproduce/test_catalog.py`).",
         "",
         RULE.describe(),
         "",
@@ -553,9 +602,7 @@ def report(df: Any, a: Analysis, decision: tuple[float, int], args: argparse.Nam
         "",
         render_claims(a.claims),
         "",
-        f"**Decision time** (planning the 160-job, 20-server instance, full κ loop, T = 1200): "
-        f"{decision[0]:.3f} s ({'one run' if args.quick else 'median of 3'}; {decision[1]} (θ, κ-class) "
-        "schedules built).",
+        render_changes(CHANGES),
         "",
     ]
     base = READINGS[0]
@@ -573,7 +620,6 @@ def report(df: Any, a: Analysis, decision: tuple[float, int], args: argparse.Nam
         })
     parts += [_md_table(rows, list(rows[0]) if rows else []), ""]
     lemma = next(c for c in a.claims if c.where == "§6 Lemma 2").verdict
-    tight = equal(_series(f4, "w_max_tightest_u"), _series(f4, "theta_tightest_u"))
     parts += [
         "θ values are in units of ρ̂/u seconds. Lemma 2 says the maximum accumulated estimate Ŵ_max of the "
         "schedule Algorithm 1 returns equals the tightest limit θ̃_u (its proof lowers θ until the limit binds). "
@@ -583,7 +629,9 @@ def report(df: Any, a: Analysis, decision: tuple[float, int], args: argparse.Nam
            f"(built at θ_plan) reaches Ŵ_max/θ̃_u = {float((f4.w_max_u / f4.theta_tilde_u).mean()):.2f} on average"
            if not lemma.held else "")
         + ". For the schedule Alg. 1 builds *at* the tightest feasible θ (column 'tightest feasible θ', found by "
-        f"`--bisection feasible`), the equality is **{tight.outcome}** ({tight.detail}): the lemma describes that "
+        f"`--bisection feasible`) Ŵ_max/θ = {float((f4.w_max_tightest_u / f4.theta_tightest_u).mean()):.3f} on average, "
+        "but that equality is no check: with an integer θ search the step below the tightest θ is infeasible, which "
+        "forces Ŵ_max into (θ−1, θ] by construction (issue 32 removed it from the claims). The lemma describes that "
         "schedule, while the bisection as written returns the best-makespan schedule, which need not be the one at "
         "θ̃_u. u, l, φ come from the §5.1 τ range; u_emp/l_emp are max/min of ρ̂_j / simulated ρ_j (clamped to "
         "≥ 1 / ≤ 1).",
@@ -626,7 +674,11 @@ def report(df: Any, a: Analysis, decision: tuple[float, int], args: argparse.Nam
                   "so the search climbs back towards T. θ̃_u (the tightest feasible θ visited) is reported separately; "
                   "`--bisection feasible` searches down to the tightest feasible θ.", ""]
     doubled = int((df.horizon_doublings > 0).sum())
-    parts.append(f"Runs whose plan needed a longer horizon than T (T doubled): {doubled} of {len(df)}.")
+    parts += [f"Runs whose plan needed a longer horizon than T (T doubled): {doubled} of {len(df)}.", "",
+              f"{TIMING_HEADING} (wall clock: not compared by the regeneration check)", "",
+              f"Wall time of the command: {wall_s:.1f} s. **Decision time** (planning the 160-job, 20-server instance, "
+              f"full κ loop, T = 1200): {decision[0]:.3f} s ({'one run' if args.quick else 'median of 3'}; "
+              f"{decision[1]} (θ, κ-class) schedules built)."]
     return "\n".join(parts) + "\n"
 
 
@@ -785,8 +837,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     analysis = analyse(df, args.bisection)
     if not args.no_plots:
         plot(analysis.curves, args.out)
-    command = "ddl-gym reproduce sjf-bco " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = report(df, analysis, decision, args, wall, command.strip())
+    command = content_command("sjf-bco", list(argv) if argv is not None else sys.argv[1:])
+    text = report(df, analysis, decision, args, wall, command)
     claims = claims_text(analysis, args.quick, args.bisection)
     for path, content in ((args.out / "report.md", text), (args.out / "claims.md", claims),
                           (args.report, text), (args.claims, claims)):

@@ -55,10 +55,17 @@ class VerdictRule:
     """
 
     margin: float = 0.02
+    #: How a seed whose paired difference is exactly 0 counts in the majority condition: ``"against"``
+    #: (the rule before issue 32: only seeds in the claimed direction count for it) or ``"neutral"`` (issue
+    #: 32: an exact tie is a tie: it counts neither for nor against the claim, so a claim whose seeds
+    #: never go the other way cannot be "not held" by the majority condition).
+    exact_ties: Literal["against", "neutral"] = "against"
 
     def __post_init__(self) -> None:
         if not 0 <= self.margin < 1:
             raise ValueError(f"verdict margin must be in [0, 1), got {self.margin}")
+        if self.exact_ties not in ("against", "neutral"):
+            raise ValueError(f"exact_ties must be 'against' or 'neutral', got {self.exact_ties!r}")
 
     def describe(self) -> str:
         """The sentence every report header prints."""
@@ -69,11 +76,22 @@ class VerdictRule:
                 f"{m}; **not held** otherwise. Equality claims: held iff |mean d| ≤ {m} on the mean and a "
                 f"majority of seeds. Shape claims: the curve's moves beyond {m} (zig-zag filtered) must be "
                 f"exactly the claimed pattern on the mean curve and on a majority of seeds; tie iff the mean "
-                f"curve is flat within {m}.")
+                f"curve is flat within {m}."
+                + (" Exact ties (d = 0 on a seed) count neither for nor against a claim: the majority condition is "
+                   "that the seeds in the claimed direction outnumber those in the other. Magnitude claims (\"≥ x% "
+                   "lower\", \"x% higher\") are checked against the magnitude: held iff the mean d reaches the "
+                   "claimed amount less the claim's margin on the mean and a majority of seeds; tie iff |mean d| is "
+                   "within the margin; not held otherwise (the row says whether the sign alone holds). Margins "
+                   "are stated in each row." if self.exact_ties == "neutral" else ""))
 
 
-#: The rule every reproduction uses.
+#: The rule every reproduction uses (the rule before issue 32; kept so that reports made with it regenerate
+#: unchanged).
 RULE = VerdictRule()
+
+#: Issue 32's rule: exact ties are ties (see :attr:`VerdictRule.exact_ties`); magnitude claims go through
+#: :func:`magnitude`. The SJF-BCO, Ada-SRSF and SMD reproductions use it; the others opt in by passing it.
+RULE_V2 = VerdictRule(exact_ties="neutral")
 
 
 @dataclass(frozen=True)
@@ -124,9 +142,45 @@ def compare(ours: Sequence[float], theirs: Sequence[float], direction: Direction
     agree = int((sign * d > 0).sum())
     n = d.size
     detail = f"mean d {_fmt(mean, scale)} (margin ±{_fmt(rule.margin, scale)[1:]}), {direction} in {agree}/{n} seeds"
+    if rule.exact_ties == "neutral":
+        against = int((sign * d < 0).sum())
+        ties = n - agree - against
+        if ties:
+            detail += f", exact tie in {ties}"
+        majority = agree > against
+    else:
+        majority = 2 * agree > n
     if abs(mean) <= rule.margin:
         return Verdict("tie", detail)
-    if sign * mean > rule.margin and 2 * agree > n:
+    if sign * mean > rule.margin and majority:
+        return Verdict("held", detail)
+    return Verdict("not held", detail)
+
+
+def magnitude(ours: Sequence[float], theirs: Sequence[float], amount: float, direction: Direction = "lower", *,
+              scale: Scale = "relative", rule: VerdictRule = RULE_V2) -> Verdict:
+    """Verdict on a magnitude claim, "ours is at least ``amount`` ``direction`` than theirs" (``amount`` a
+    fraction: 0.30 for "≥ 30% lower", 0.396 for "39.6% higher"), paired by seed.
+
+    **held** iff the mean difference in the claimed direction reaches ``amount − margin`` and so does a strict
+    majority of seeds; **tie** iff ``|mean d| ≤ margin`` (no difference at all); **not held** otherwise (the
+    detail says whether the sign alone holds, which is not the claim).
+    """
+    if amount <= 0:
+        raise ValueError(f"magnitude: amount must be positive, got {amount}")
+    d = _differences(ours, theirs, scale)
+    sign = -1.0 if direction == "lower" else 1.0
+    mean = float(d.mean())
+    need = amount - rule.margin
+    reach = int((sign * d >= need).sum())
+    n = d.size
+    sign_ok = sign * mean > rule.margin
+    detail = (f"mean d {_fmt(mean, scale)}; claimed {direction} by ≥ {_fmt(amount, scale)[1:]} less the margin "
+              f"{_fmt(rule.margin, scale)[1:]}; reached in {reach}/{n} seeds"
+              + ("" if sign * mean >= need else f"; the sign alone {'holds' if sign_ok else 'does not hold'}"))
+    if abs(mean) <= rule.margin:
+        return Verdict("tie", detail)
+    if sign * mean >= need and 2 * reach > n:
         return Verdict("held", detail)
     return Verdict("not held", detail)
 
@@ -263,7 +317,39 @@ def render_claims(claims: Sequence[Claim]) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------- change log
+@dataclass(frozen=True)
+class Change:
+    """A check removed or replaced, or a verdict that changed (issue 32's list, printed in each report).
+
+    Attributes:
+        where: the claim (figure / section and the paper's words, short).
+        kind: ``"removed"``, ``"replaced"`` or ``"verdict"``.
+        old: the old check or verdict (as the previous report printed it).
+        new: the new check or verdict (as this report prints it).
+        why: one line.
+    """
+
+    where: str
+    kind: Literal["removed", "replaced", "verdict"]
+    old: str
+    new: str
+    why: str
+
+
+CHANGES_HEADING = "## Checks removed or replaced, verdicts changed (issue 32)"
+
+
+def render_changes(changes: Sequence[Change]) -> str:
+    """The generated section every issue-32 report carries: one row per removed/replaced check or changed verdict."""
+    lines = [CHANGES_HEADING, "", "| claim | change | old | new | why |", "|---|---|---|---|---|"]
+    for c in changes:
+        lines.append(f"| {_cell(c.where)} | {c.kind} | {_cell(c.old)} | {_cell(c.new)} | {_cell(c.why)} |")
+    return "\n".join(lines)
+
+
 __all__ = [
+    "CHANGES_HEADING", "Change", "RULE_V2", "magnitude", "render_changes",
     "Claim", "Direction", "Move", "OUTCOMES", "Outcome", "RULE", "Verdict", "VerdictRule", "all_of", "best_of", "compare",
     "equal", "monotone", "moves", "render_claims", "shape",
 ]
