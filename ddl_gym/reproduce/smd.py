@@ -549,17 +549,30 @@ def plot(out: Path, rows: pd.DataFrame, grid: Grid) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ddl_gym.plots import plot_lines
+
     paths = []
     for axis, name in (("resources", "fig7_8.png"), ("jobs", "fig9_10.png")):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-        for ax, mode in zip(axes, MODES):
+        fig, grid_axes = plt.subplots(2, 2, figsize=(10, 6.6), sharex="col")
+        for col, mode in enumerate(MODES):
+            ax, rel = grid_axes[0][col], grid_axes[1][col]
             curve = _curve(rows, grid, mode, axis, 1.0)
-            for pol in POLICIES:
-                ax.plot(curve.xs, [np.mean(v) for v in curve.values[pol]], marker="o", label=LABELS[pol])
+            means = {pol: [float(np.mean(v)) for v in curve.values[pol]] for pol in POLICIES}
+            # Policies that coincide (on a small grid every policy may admit every job) are drawn once,
+            # labelled "A = B", never one line hiding the others (ddl_gym.plots.plot_lines).
+            plot_lines(ax, curve.xs, {LABELS[pol]: means[pol] for pol in POLICIES})
             ax.set_title(f"{FIG_OF_MODE[axis][mode]} ({mode})")
-            ax.set_xlabel("resource units" if axis == "resources" else "jobs per interval")
             ax.set_ylabel("total utility")
-        axes[0].legend(fontsize=7)
+            # Close curves are read on the ratio to the exact optimum (1 = optimal), not on the totals.
+            best = np.asarray(means["smd-opt"], dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                plot_lines(rel, curve.xs, {LABELS[pol]: (np.asarray(means[pol]) / best).tolist()
+                                           for pol in POLICIES if pol != "smd-opt"})
+            rel.axhline(1.0, color="0.6", linewidth=0.8)
+            rel.set_ylabel(f"utility / {LABELS['smd-opt']}")
+            rel.set_xlabel("resource units" if axis == "resources" else "jobs per interval")
+        grid_axes[0][0].legend(fontsize=7)
+        grid_axes[1][0].legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(out / name, dpi=110)
         plt.close(fig)
