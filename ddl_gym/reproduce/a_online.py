@@ -45,7 +45,18 @@ import numpy as np
 import pandas as pd
 
 from ddl_gym.cliargs import add_seeds_argument, add_workers_argument, format_seeds, seeds_or_default
-from ddl_gym.reproduce.verdict import RULE, Claim, all_of, best_of, compare, equal, monotone, render_claims
+import functools
+
+from ddl_gym.reproduce import verdict as _verdict
+from ddl_gym.reproduce.catalog import made_at
+from ddl_gym.reproduce.verdict import RULE_V2, Claim, all_of, render_claims
+
+# Issue 32's rule: exact ties are ties (a seed where both sides are equal counts for neither).
+RULE = RULE_V2
+compare = functools.partial(_verdict.compare, rule=RULE)
+equal = functools.partial(_verdict.equal, rule=RULE)
+best_of = functools.partial(_verdict.best_of, rule=RULE)
+monotone = functools.partial(_verdict.monotone, rule=RULE)
 from ddl_gym.sim.perf.aonline import SLOT_SECONDS
 
 BASELINES = ("fifo-mr", "drf", "antman", "tiresias")
@@ -596,7 +607,9 @@ def write_report(out: Path, df: pd.DataFrame, st: Settings, wall: float, command
         "offered load (max over resources of the jobs' least resource-time ÷ capacity × T, "
         "`ddl_gym/workloads/aonline_load.py`) is ≥ 1 on average over the seeds. Lower bound (LB): the larger of "
         "Σ w (a + shortest run time) and the single-resource mean-busy-time bound (same module; proof in its "
-        "docstring). Timing lines are in the last section only.",
+        "docstring). Timing lines are in the last section only."
+        + ("" if st.quick else f" Made at commit {made_at()} (too long for CI, whose check regenerates the quick "
+                               "claims, docs/reproductions/a_online/claims_quick.md)."),
         "",
         RULE.describe(),
         "",
