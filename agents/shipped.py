@@ -58,6 +58,9 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-pollux25g", "leaderboard/agents/agent-v1-pollux25g.zip",
                  "MaskablePPO network on DDLCluster-Pollux25G-v1: BC srsf+ca, then PPO with gamma 1 and the "
                  "srsf+ca-relative reward (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-pollux8x8", "leaderboard/agents/agent-v1-pollux8x8.zip",
+                 "MaskablePPO network on DDLCluster-Pollux8x8-100G-v1: BC sjf+ca, then PPO with gamma 1 and the "
+                 "sjf+ca-relative reward (docs/suite-agents.md)"),
     ShippedAgent("agent-10g", "leaderboard/default-10g/agents/agent-10g.zip",
                  "RETIRED from default: BC sjf+ca + PPO on the former 10 GbE default (legacy observation, 16 servers)"),
     ShippedAgent("agent-10g-scratch", "leaderboard/default-10g/agents/agent-10g-scratch.zip",

@@ -51,7 +51,8 @@ def test_preset_errors_are_named(tmp_path):
                   "--out", str(tmp_path / "x")])
 
 
-@pytest.mark.parametrize("name", ["agent-v1-papermix40g", "agent-v1-default10g", "agent-v1-pollux25g"])
+@pytest.mark.parametrize("name", ["agent-v1-papermix40g", "agent-v1-default10g", "agent-v1-pollux25g",
+                                  "agent-v1-pollux8x8"])
 def test_shipped_v1_agents_load_and_act_legally(name):
     results = evaluate([name], "small", [1_000_000], None, workers=1, progress=False, plots=False, echo=False)
     row = results.summary.iloc[0]
