@@ -359,7 +359,7 @@ def test_reproduction_builds_every_figure_and_reading() -> None:
     assert sorted(k for r in runs if r.fig == "fig5" for k in r.kappa_members) == list(range(1, 33))
     assert len(runs) == len(set(runs))  # runs shared by several readings are simulated once
     fig4 = [r for r in runs if r.fig == "fig4"]
-    assert {r.calibration for r in fig4} == {"sjf-bco", "sjf-bco-regime"}
+    assert {r.calibration for r in fig4} == {"sjf-bco", "sjf-bco-regime", "sjf-bco-heavy"}  # heavy: issue 32
     for reading in READINGS[1:]:  # every other reading changes exactly one choice of the default
         changed = (reading.sjf_bco.changed(), reading.baselines.changed(), reading.calibration != "sjf-bco")
         assert sum(bool(c) for c in changed) == 1, reading.name
