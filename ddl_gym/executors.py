@@ -144,20 +144,13 @@ class LocalExecutor(Executor):
 
     def run_pairs(self, tasks: Sequence[Any], scenario: Any, record: Callable[[Any, dict, dict], None],
                   errors: list[BaseException], bar: Any) -> None:
-        from ddl_gym.harness.episodes import _annotate, _run_in_pool, _run_pair
+        from ddl_gym.harness.episodes import _run_in_pool, run_pairs_here
 
         n = self._n_workers(len(tasks))
         if n > 1 and len(tasks) > 1:
             _run_in_pool(list(tasks), n, record, errors, bar)
             return
-        for task in tasks:
-            try:
-                row, jobs = _run_pair(task)
-            except Exception as exc:
-                errors.append(_annotate(exc, task))
-            else:
-                record(task, row, jobs)
-            bar.update(1)
+        run_pairs_here(tasks, record, errors, bar)
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], *, progress: bool = False,
             desc: str | None = None) -> list[Any]:
@@ -212,16 +205,9 @@ def _pool_broken(exc: BaseException) -> bool:
 
 
 def _close_pool(pool: Any, finished_cleanly: bool) -> None:
-    if finished_cleanly:
-        pool.shutdown(wait=True)
-        return
-    processes = list(getattr(pool, "_processes", {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
-        if proc.is_alive():
-            proc.terminate()
-    for proc in processes:
-        proc.join(timeout=5)
+    from ddl_gym.harness.episodes import close_pool
+
+    close_pool(pool, finished_cleanly)
 
 
 def _call_with_retries(fn: Callable[[Any], Any], item: Any, index: int, max_retries: int, where: str) -> Any:

@@ -342,16 +342,35 @@ def _run_in_pool(tasks: list[_PairTask], n_workers: int, record: Any, errors: li
                 bar.update(1)
         finished_cleanly = True
     finally:
-        if finished_cleanly:
-            pool.shutdown(wait=True)
-        else:  # Ctrl-C, SIGTERM or a disk error: do not wait for running pairs
-            processes = list(getattr(pool, "_processes", {}).values())
-            pool.shutdown(wait=False, cancel_futures=True)
-            for proc in processes:
-                if proc.is_alive():
-                    proc.terminate()
-            for proc in processes:
-                proc.join(timeout=5)
+        close_pool(pool, finished_cleanly)
+
+
+def close_pool(pool: Any, finished_cleanly: bool) -> None:
+    """Shut a process pool down: wait for it after a clean run; after Ctrl-C, SIGTERM or a disk error,
+    cancel what is queued and stop the running workers instead of waiting for their pairs."""
+    if finished_cleanly:
+        pool.shutdown(wait=True)
+        return
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
+
+
+def run_pairs_here(tasks: Sequence[_PairTask], record: Any, errors: list[BaseException], bar: Any) -> None:
+    """Run pairs one after the other in this process: ``record(task, row, jobs)`` for each that finishes,
+    its annotated error into ``errors`` for each that fails."""
+    for task in tasks:
+        try:
+            row, jobs = _run_pair(task)
+        except Exception as exc:
+            errors.append(_annotate(exc, task))
+        else:
+            record(task, row, jobs)
+        bar.update(1)
 
 
 def _annotate(exc: BaseException, task: _PairTask) -> BaseException:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ddl_gym.fingerprint import git_sha, package_version
-from ddl_gym.harness.episodes import _annotate, _check_engine, _PairTask, _run_in_pool, _run_pair, resolve_scenario
+from ddl_gym.harness.episodes import _check_engine, _PairTask, _run_in_pool, resolve_scenario, run_pairs_here
 from ddl_gym.harness.policy_specs import _portable_spec, load_policy_spec, policy_label, split_policy_list
 from ddl_gym.harness.report import markdown_table, write_artifacts
 from ddl_gym.harness.stats import aggregate
@@ -309,14 +309,7 @@ def _evaluate_into(out_path: Path | None, resolved: Scenario, scenario: str | Pa
             runner.run_pairs(pool_tasks, resolved, record, errors, bar)
         elif pool_tasks:
             _run_in_pool(pool_tasks, n_workers, record, errors, bar)
-        for task in serial_tasks:
-            try:
-                row, jobs = _run_pair(task)
-            except Exception as exc:
-                errors.append(_annotate(exc, task))
-            else:
-                record(task, row, jobs)
-            bar.update(1)
+        run_pairs_here(serial_tasks, record, errors, bar)
     except _StopEvaluation as exc:
         raise ConfigError(str(exc)) from None
     finally:

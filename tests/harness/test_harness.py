@@ -101,13 +101,15 @@ def test_rows_read_back_from_files_equal_fresh_rows(serial_run: harness.EvalResu
 # ---------------------------------------------------------------------------- resume / checkpoint
 def test_resume_reuses_existing_rows_and_overwrite_recomputes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, int]] = []
-    real = evaluation._run_pair
+    from ddl_gym.harness import episodes
 
-    def counting(task: evaluation._PairTask):  # type: ignore[no-untyped-def]
+    real = episodes._run_pair
+
+    def counting(task: episodes._PairTask):  # type: ignore[no-untyped-def]
         calls.append((task.label, task.seed))
         return real(task)
 
-    monkeypatch.setattr(evaluation, "_run_pair", counting)
+    monkeypatch.setattr(episodes, "_run_pair", counting)  # every in-process pair runs through it
     first = evaluate(POLICIES, "small", 2, tmp_path, workers=1, progress=False, plots=False)
     assert len(calls) == 4 and first.reused == 0
     calls.clear()
