@@ -159,13 +159,14 @@ def compare_text(committed: str, regenerated: str, name: str) -> str | None:
 
 
 def made_at(root: Path = REPO_ROOT) -> str:
-    """The commit the report is made at (``git rev-parse --short HEAD``, ``+changes`` if the tree is dirty;
+    """The commit the report is made at (``git rev-parse --short HEAD``, ``+changes`` if code is changed;
     ``unknown`` outside a checkout)."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True,
-                               text=True, check=True).stdout.strip()
+        # Only code decides a report: changes to generated files (docs/, leaderboard/) do not make it "+changes".
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!docs",
+                                ":!leaderboard"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+changes" if dirty else "")
