@@ -47,12 +47,6 @@ def test_quick_reports_match_the_committed_ones_and_figures_are_written(tmp_path
     --report docs/reproductions/a_srpt/report_quick.md --claims docs/reproductions/a_srpt/claims_quick.md``), and every
     figure is a PNG."""
     from ddl_gym.reproduce.a_srpt import FIGURES, GRIDS, TIMING_HEADING, experiments, main, reproducible_part, run_all
-    from ddl_gym.workloads.philly import SAMPLE_PATH, default_trace_path
-
-    if default_trace_path("rfold") == SAMPLE_PATH:
-        pytest.skip("the committed claims were made on the Philly traces (../shared/traces or $DDL_GYM_TRACES), "
-                    "not found here: the asrpt worlds fall back to the bundled sample, another workload")
-
     assert main(["--quick", "--out", str(tmp_path), "--jobs", "1"]) == 0
     assert (tmp_path / "claims.md").read_text() == reproduction_file("a_srpt", "claims_quick.md").read_text()
     report = (tmp_path / "report.md").read_text()

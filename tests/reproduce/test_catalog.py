@@ -73,9 +73,4 @@ def test_entries_checked_elsewhere_are_really_checked_there() -> None:
 def test_committed_report_equals_its_regeneration(name: str, tmp_path: Path) -> None:
     """``ddl-gym reproduce all --quick --check`` in one test per entry (sjf-bco-quick runs in the test above, where
     the unedited report also has to match)."""
-    if name.startswith("a-srpt"):
-        from ddl_gym.workloads.philly import SAMPLE_PATH, default_trace_path
-
-        if default_trace_path("rfold") == SAMPLE_PATH:
-            pytest.skip("the committed A-SRPT reports were made on the Philly traces ($DDL_GYM_TRACES), not found")
     assert check(BY_NAME[name], tmp_path) == []
