@@ -48,64 +48,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ddl_gym.agents.search_eval import NetworkGuide, SearchSeedItem, _guide, make_search, search_label, search_rows
 from ddl_gym.sim.model import ConfigError
 
 #: Seeds of round r start at train.start + SEED_OFFSET + r * SEED_STRIDE (clear of train_v1's pool 0..~300).
 SEED_OFFSET = 100_000
 SEED_STRIDE = 10_000
-
-
-# ============================================================================ the network as guide and prior
-class NetworkGuide:
-    """A loaded MaskablePPO agent as MCTS guide (``act``), prior (``probs``) and value (``value``).
-
-    Args:
-        agent: ``OUT/agent.zip`` (its ``.json`` and ``.vecnormalize.pkl`` beside it), or a loaded
-            :class:`ddl_gym.agents.policy.AgentPolicy`.
-    """
-
-    def __init__(self, agent: Any) -> None:
-        from ddl_gym.agents.policy import AgentPolicy, load_policy
-
-        self.agent: AgentPolicy = agent if isinstance(agent, AgentPolicy) else load_policy(f"maskable-ppo:{agent}")
-        self.policy = self.agent.model.policy
-        self.policy.set_training_mode(False)
-        self.env_kwargs = dict(self.agent.env_kwargs)
-        self.name = f"net:{self.agent.path.stem}"
-        self._memo_key: bytes | None = None
-        self._memo: np.ndarray | None = None
-
-    def reset(self, seed: int | None = None) -> None:
-        self._memo_key = None
-
-    def probs(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any] | None = None) -> np.ndarray:
-        """π(·|obs) over the action space, zero on masked actions (float64)."""
-        import torch
-
-        mask = np.asarray(action_mask, dtype=bool)
-        key = np.asarray(obs, dtype=np.float32).tobytes() + mask.tobytes()
-        if key == self._memo_key and self._memo is not None:
-            return self._memo
-        x = torch.as_tensor(self.agent.normalise(obs)[None, :])
-        with torch.no_grad():
-            dist = self.policy.get_distribution(x, action_masks=mask[None, :])
-            p = dist.distribution.probs[0].numpy().astype(np.float64)
-        p[~mask] = 0.0
-        total = p.sum()
-        p = p / total if total > 0 else mask / mask.sum()
-        self._memo_key, self._memo = key, p
-        return p
-
-    def act(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any] | None = None) -> int:
-        """The most probable valid action (the agent's deterministic choice)."""
-        return int(np.argmax(self.probs(obs, action_mask, info)))
-
-    def value(self, obs: np.ndarray) -> float:
-        import torch
-
-        x = torch.as_tensor(self.agent.normalise(obs)[None, :])
-        with torch.no_grad():
-            return float(self.policy.predict_values(x)[0, 0])
 
 
 def visit_distribution(root_visits: dict[int, int], mask: np.ndarray) -> np.ndarray:
@@ -123,16 +71,6 @@ def visit_distribution(root_visits: dict[int, int], mask: np.ndarray) -> np.ndar
     if total <= 0:
         return mask / mask.sum()
     return pi / total
-
-
-def make_search(guide: NetworkGuide, *, sims: int, samples: int, depth: int, c_uct: float, fallback: str,
-                root_noise: float, seed: int, future: str = "sampled", candidates: int = 4, final: str = "visits") -> Any:
-    """The non-clairvoyant MCTS the rounds and the evaluation use (``future="oracle"`` only for comparisons)."""
-    from ddl_gym.agents.mcts import MCTSPolicy
-
-    return MCTSPolicy(guide, simulations=sims, depth=depth, c_uct=c_uct, prior=guide.probs, backup="best",
-                      final=final, fallback=fallback, reuse_tree=False, future=future, samples=samples,
-                      root_noise=root_noise, seed=seed, root_candidates=candidates)
 
 
 # ============================================================================ one search-generated episode
@@ -153,18 +91,6 @@ class EpisodeItem:
     search_seed: int
     candidates: int = 4
     final: str = "visits"
-
-
-_GUIDES: dict[str, tuple[float, NetworkGuide]] = {}
-
-
-def _guide(path: str) -> NetworkGuide:
-    """One loaded network per agent file and worker process (reloaded when the file changes)."""
-    mtime = os.path.getmtime(path)
-    found = _GUIDES.get(path)
-    if found is None or found[0] != mtime:
-        found = _GUIDES[path] = (mtime, NetworkGuide(path))
-    return found[1]
 
 
 def play_search_episode(item: EpisodeItem) -> dict[str, Any]:
@@ -438,57 +364,6 @@ def _write_state(path: Path, state: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-# ============================================================================ evaluation (suite_eval's rule)
-@dataclasses.dataclass(frozen=True)
-class SearchSeedItem:
-    agent: str
-    task: str
-    seed: int
-    sims: int
-    samples: int
-    depth: int
-    c_uct: float
-    fallback: str
-    future: str
-    candidates: int = 4
-    final: str = "visits"
-
-
-def search_episode_avg_jct(item: SearchSeedItem) -> tuple[float, float]:
-    """Avg JCT (s) of network + search on one test episode, and the CPU seconds it took."""
-    import torch
-
-    from ddl_gym.scenarios import get_scenario
-    from ddl_gym.suite import get_task
-
-    torch.set_num_threads(1)
-    cpu0 = time.process_time()
-    task = get_task(item.task)
-    guide = _guide(item.agent)
-    search = make_search(guide, sims=item.sims, samples=item.samples, depth=item.depth, c_uct=item.c_uct,
-                         fallback=item.fallback, root_noise=0.0, seed=item.seed, future=item.future,
-                         candidates=item.candidates, final=item.final)
-    scenario = get_scenario(task.scenario)
-    cluster, workload = scenario.episode(item.seed)
-    result = search.run_episode(scenario, cluster, workload, np.random.default_rng(item.seed))
-    return float(result.summary()["avg_jct_s"]), time.process_time() - cpu0
-
-
-def paired_row(task: Any, label: str, reference: str, ref: np.ndarray, mine: np.ndarray, bound: np.ndarray) -> Any:
-    """An :class:`ddl_gym.agents.suite_eval.AgentRow` by suite_eval's rule from per-seed avg JCTs."""
-    from ddl_gym.agents.suite_eval import AgentRow, goal_verdict
-    from ddl_gym.harness import mean_ci
-
-    change = 100.0 * (mine - ref) / ref
-    mean, ci, _ = mean_ci(change)
-    gap = (ref.mean() - mine.mean()) / (ref.mean() - bound.mean()) if ref.mean() > bound.mean() else math.nan
-    better = int(np.sum(mine < ref))
-    return AgentRow(task=task.name, agent=label, reference=reference, seeds=len(ref),
-                    reference_avg_jct_s=float(ref.mean()), agent_avg_jct_s=float(mine.mean()),
-                    lp_bound_s=float(bound.mean()), change_pct=float(mean), change_ci_pct=float(ci), better=better,
-                    gap_closed=float(gap), verdict=goal_verdict(float(mean), float(ci), better, len(ref)))
-
-
 def evaluate_agent(args: argparse.Namespace) -> list[Any]:
     """Network alone and network + non-clairvoyant search on the task's test seeds vs the best reference.
 
@@ -496,9 +371,8 @@ def evaluate_agent(args: argparse.Namespace) -> list[Any]:
     test episode with :class:`ddl_gym.agents.mcts.MCTSPolicy` (network prior and first action,
     ``future=args.future``) through ``Executor.map`` and is scored by the same rule (:func:`paired_row`).
     """
-    from ddl_gym.agents.suite_eval import score_agent
+    from ddl_gym.agents.suite_eval import paired_row, score_agent
     from ddl_gym.policies import make_policy
-    from ddl_gym.executors import make_executor
     from ddl_gym.harness import simulate_episode
     from ddl_gym.scenarios import get_scenario
     from ddl_gym.sim.lower_bound import scenario_lower_bound
@@ -531,14 +405,9 @@ def evaluate_agent(args: argparse.Namespace) -> list[Any]:
                             candidates=args.candidates, final=args.final)
              for s in seeds]
     t0 = time.time()
-    with make_executor(args.executor, workers=args.workers, ray_address=args.ray_address) as executor:
-        out = executor.map(search_episode_avg_jct, items)
-    mine = np.array([o[0] for o in out])
-    label = (f"{agent} + MCTS(future={args.future}, sims={args.sims}, samples={args.samples}, depth={args.depth}, "
-             f"candidates={args.candidates}, final={args.final}, fallback={args.fallback})")
-    row = paired_row(task, label, reference, np.array(ref), mine, bound)
+    mine, cpu_h = search_rows(items, executor=args.executor, workers=args.workers, ray_address=args.ray_address)
+    row = paired_row(task, search_label(items[0], agent), reference, np.array(ref), mine, bound)
     rows.append(row)
-    cpu_h = sum(o[1] for o in out) / 3600.0
     print(f"search row: {len(seeds)} episodes, {cpu_h:.3f} CPU-hours, {time.time() - t0:.0f} s wall", file=sys.stderr)
     if args.write:
         Path(args.write).parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,13 @@
 """Score learned agents on the task suite's held-out test seeds (issue 31's protocol).
 
-    python -m ddl_gym.agents.suite_eval --agent pollux-25g=leaderboard/agents/v1-pollux-25g/agent.zip \\
-        --write docs/leaderboards/suite-agents.md
+    python -m ddl_gym.agents.suite_eval --agent pollux-25g=agent-v1-pollux25g \\
+        --search pollux-25g=agent-v1-pollux25g --write docs/suite-agents.md
+
+``--agent TASK=AGENT`` scores a network alone; ``--search TASK=AGENT`` scores that network as the
+guide and prior of the non-clairvoyant tree search (:mod:`ddl_gym.agents.search_eval`; its episodes
+run on ``--executor local|ray``). ``AGENT`` is a shipped agent's name
+(:data:`ddl_gym.agents.shipped.SHIPPED_AGENTS`) or an agent zip. A network trained on another task
+is marked as a transfer row.
 
 Per task:
 
@@ -50,6 +56,8 @@ class AgentRow:
     better: int
     gap_closed: float
     verdict: str
+    #: "network", "network + search" or "network, transfer from <task>" (what the row measures)
+    kind: str = "network"
 
 
 def goal_verdict(change_pct: float, ci_pct: float, better: int, seeds: int) -> str:
@@ -64,7 +72,7 @@ def goal_verdict(change_pct: float, ci_pct: float, better: int, seeds: int) -> s
 
 def score_agent(task_name: str, agent_path: str, *, validation_seeds: Sequence[int] | None = None,
                 test_seeds: Sequence[int] | None = None, reference: str | None = None, workers: int = 1) -> AgentRow:
-    from ddl_gym.harness import evaluate, mean_ci
+    from ddl_gym.harness import evaluate
     from ddl_gym.scenarios import get_scenario
     from ddl_gym.sim.lower_bound import scenario_lower_bound
     from ddl_gym.suite import get_task
@@ -74,7 +82,8 @@ def score_agent(task_name: str, agent_path: str, *, validation_seeds: Sequence[i
     if reference is None:
         reference, _ = best_reference(task, seeds=validation_seeds, workers=workers)
     seeds = list(test_seeds if test_seeds is not None else task.test_seeds)
-    spec = f"maskable-ppo:{agent_path}"
+    label, agent_file = resolve_agent(agent_path)
+    spec = f"maskable-ppo:{agent_file}"
     results = evaluate([reference, spec], task.scenario, seeds, None, workers=workers, progress=False, plots=False,
                        echo=False)
     summary = results.summary
@@ -85,59 +94,150 @@ def score_agent(task_name: str, agent_path: str, *, validation_seeds: Sequence[i
     mine = summary[summary["policy"] == labels[0]].set_index("seed").loc[seeds, "avg_jct_s"].to_numpy(float)
     scenario = get_scenario(task.scenario)
     bound = np.array([scenario_lower_bound(scenario, s).avg_jct_s for s in seeds])
+    return paired_row(task, label, reference, ref, mine, bound, kind=network_kind(task.name, agent_file))
+
+
+def paired_row(task: Any, label: str, reference: str, ref: np.ndarray, mine: np.ndarray, bound: np.ndarray,
+               kind: str = "network") -> AgentRow:
+    """The row of this protocol from per-seed avg JCTs of the reference, the agent and the LP bound."""
+    from ddl_gym.harness import mean_ci
+
     change = 100.0 * (mine - ref) / ref
     mean, ci, _ = mean_ci(change)
     gap = (ref.mean() - mine.mean()) / (ref.mean() - bound.mean()) if ref.mean() > bound.mean() else math.nan
     better = int(np.sum(mine < ref))
-    return AgentRow(task=task.name, agent=agent_path, reference=reference, seeds=len(seeds),
+    return AgentRow(task=task.name, agent=label, reference=reference, seeds=len(ref),
                     reference_avg_jct_s=float(ref.mean()), agent_avg_jct_s=float(mine.mean()),
                     lp_bound_s=float(bound.mean()), change_pct=float(mean), change_ci_pct=float(ci), better=better,
-                    gap_closed=float(gap), verdict=goal_verdict(float(mean), float(ci), better, len(seeds)))
+                    gap_closed=float(gap), verdict=goal_verdict(float(mean), float(ci), better, len(ref)), kind=kind)
 
 
-def board_markdown(rows: Sequence[AgentRow], command: str) -> str:
+def resolve_agent(agent: str) -> tuple[str, str]:
+    """``(label, zip path)`` of a shipped agent's name or an agent zip (ConfigError if neither exists)."""
+    from ddl_gym.agents.shipped import SHIPPED_AGENTS
+
+    if agent in SHIPPED_AGENTS:
+        return agent, str(SHIPPED_AGENTS[agent].file)
+    path = Path(agent)
+    if not path.is_file():
+        raise ConfigError(f"agent {agent!r}: neither a shipped agent ({', '.join(SHIPPED_AGENTS)}) nor a file")
+    for name, shipped in SHIPPED_AGENTS.items():
+        if shipped.file.resolve() == path.resolve():
+            return name, str(path)
+    return agent, str(path)
+
+
+def network_kind(task_name: str, agent_file: str) -> str:
+    """``"network"``, or ``"network, transfer from <task>"`` when the agent's metadata names another task."""
+    meta_path = Path(agent_file).with_suffix(".json")
+    try:
+        trained_on = json.loads(meta_path.read_text()).get("task")
+    except (OSError, ValueError):
+        raise ConfigError(f"agent {agent_file}: cannot read its metadata {meta_path}") from None
+    return "network" if trained_on in (None, task_name) else f"network, transfer from {trained_on}"
+
+
+def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequence[int] | None = None,
+                 fallback: str | None = None, executor: str = "local", workers: int | None = None,
+                 ray_address: str | None = None, **search: Any) -> tuple[AgentRow, float]:
+    """Network + non-clairvoyant search on the task's test seeds, paired with ``reference``.
+
+    Returns the row and the search's CPU-hours. ``search`` overrides
+    :data:`ddl_gym.agents.search_eval.DEFAULT_SEARCH`; rollouts are finished by ``fallback`` (default:
+    the reference when it is a classic ``order+placement`` rule, else ``srsf+ca``).
+    """
+    from ddl_gym.agents.search_eval import DEFAULT_SEARCH, SearchSeedItem, search_label, search_rows
+    from ddl_gym.harness import evaluate
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.lower_bound import scenario_lower_bound
+    from ddl_gym.suite import get_task
+
+    task = get_task(task_name)
+    unknown = set(search) - set(DEFAULT_SEARCH)
+    if unknown:
+        raise ConfigError(f"unknown search settings {sorted(unknown)}; known: {', '.join(DEFAULT_SEARCH)}")
+    settings = {**DEFAULT_SEARCH, **search}
+    if fallback is None:
+        fallback = reference if "+" in reference and ":" not in reference else "srsf+ca"
+    seeds = list(test_seeds if test_seeds is not None else task.test_seeds)
+    label, agent_file = resolve_agent(agent)
+    results = evaluate([reference], task.scenario, seeds, None, workers=workers or 1, progress=False, plots=False,
+                       echo=False)
+    ref = results.summary.set_index("seed").loc[seeds, "avg_jct_s"].to_numpy(float)
+    items = [SearchSeedItem(agent=str(Path(agent_file).resolve()), task=task.name, seed=int(s), fallback=fallback,
+                            future="sampled", **settings) for s in seeds]
+    mine, cpu_hours = search_rows(items, executor=executor, workers=workers, ray_address=ray_address)
+    scenario = get_scenario(task.scenario)
+    bound = np.array([scenario_lower_bound(scenario, s).avg_jct_s for s in seeds])
+    kind = "network + search" if network_kind(task.name, agent_file) == "network" else \
+        network_kind(task.name, agent_file).replace("network", "network + search", 1)
+    return paired_row(task, search_label(items[0], label), reference, ref, mine, bound, kind=kind), cpu_hours
+
+
+def board_markdown(rows: Sequence[AgentRow], command: str, search_cpu: dict[str, float] | None = None) -> str:
     lines = [
         "# Learned agents on the task suite (test seeds)", "",
         f"Generated by `{command}` — do not edit by hand. Protocol: `ddl_gym/agents/suite_eval.py` (best reference "
         "chosen on validation seeds; agent and reference on the task's test seeds; LP bound of every test episode). "
         f"Goal (issue 31): avg JCT ≥ {GOAL_IMPROVEMENT_PCT:.0f}% below the best reference, 95% CI excluding 0, "
         f"better on ≥ {GOAL_BETTER_SHARE:.0%} of seeds.", "",
-        "| task | best reference | its avg JCT (s) | agent avg JCT (s) | LP bound (s) | change (paired) | better on | "
-        "LP gap closed | goal |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| task | agent | kind | best reference | its avg JCT (s) | agent avg JCT (s) | LP bound (s) | "
+        "change (paired) | better on | LP gap closed | goal |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
-        lines.append(f"| `{r.task}` | `{r.reference}` | {r.reference_avg_jct_s:.0f} | {r.agent_avg_jct_s:.0f} | "
-                     f"{r.lp_bound_s:.0f} | {r.change_pct:+.1f}% ± {r.change_ci_pct:.1f}% | {r.better}/{r.seeds} | "
-                     f"{r.gap_closed:.0%} | {r.verdict} |")
-    lines += ["", "Agents (network alone, non-clairvoyant of future arrivals; `DDLCluster-<Task>-v1` observation): "
-              + ", ".join(f"`{r.task}`: `{r.agent}`" for r in rows), ""]
+        lines.append(f"| `{r.task}` | `{r.agent}` | {r.kind} | `{r.reference}` | {r.reference_avg_jct_s:.0f} | "
+                     f"{r.agent_avg_jct_s:.0f} | {r.lp_bound_s:.0f} | {r.change_pct:+.1f}% ± {r.change_ci_pct:.1f}% | "
+                     f"{r.better}/{r.seeds} | {r.gap_closed:.0%} | {r.verdict} |")
+    lines += ["", "Every agent is non-clairvoyant of future arrivals: a network sees the `DDLCluster-<Task>-v1` "
+              "observation; a search row forks the simulator with futures drawn from the task's arrival model "
+              "(`future=sampled`), never the episode's own. Search rows' CPU cost: "
+              + (", ".join(f"`{t}` {h:.2f} CPU-h" for t, h in search_cpu.items()) if search_cpu else "none run")
+              + ".", ""]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agent", action="append", required=True, metavar="TASK=PATH",
-                        help="a task and its agent zip (repeatable)")
+    parser.add_argument("--agent", action="append", default=[], metavar="TASK=AGENT",
+                        help="a task and its network: a shipped agent's name or an agent zip (repeatable)")
+    parser.add_argument("--search", action="append", default=[], metavar="TASK=AGENT",
+                        help="a task and the network that guides the non-clairvoyant search (repeatable)")
     parser.add_argument("--reference", action="append", default=[], metavar="TASK=POLICY",
                         help="the task's best reference as chosen on its validation seeds (docs/suite.md's cards); "
                              "default: choose it again here on the validation seeds")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--executor", default="local", choices=("local", "ray"), help="where search episodes run")
+    parser.add_argument("--ray-address", default=None)
     parser.add_argument("--write", help="write the Markdown board here (and a .json beside it)")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")
+    if not args.agent and not args.search:
+        parser.error("name at least one --agent or --search")
     references = _pairs(parser, args.reference, "--reference")
-    rows = []
-    for item in args.agent:
-        task, sep, path = item.partition("=")
-        if not sep or not path:
-            parser.error(f"--agent takes TASK=PATH, got {item!r}")
-        rows.append(score_agent(task, path, workers=args.workers, reference=references.get(task)))
+    jobs = [("network", *_pair(parser, item, "--agent")) for item in args.agent] + \
+        [("search", *_pair(parser, item, "--search")) for item in args.search]
+    order = [t.name for t in _tasks()]
+    jobs.sort(key=lambda job: order.index(job[1]) if job[1] in order else len(order))  # suite order, stable
+    rows, search_cpu = [], {}
+    for what, task, agent in jobs:
+        if what == "network":
+            rows.append(score_agent(task, agent, workers=args.workers, reference=references.get(task)))
+        else:
+            from ddl_gym.suite import get_task
+            from ddl_gym.suite_cards import best_reference
+
+            reference = references.get(task) or best_reference(get_task(task), workers=args.workers)[0]
+            row, hours = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
+                                      ray_address=args.ray_address)
+            rows.append(row)
+            search_cpu[task] = search_cpu.get(task, 0.0) + hours
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)
     command = "python -m ddl_gym.agents.suite_eval " + " ".join(
-        [f"--agent {a}" for a in args.agent] + [f"--reference {r}" for r in args.reference])
-    text = board_markdown(rows, command + (f" --write {args.write}" if args.write else ""))
+        [f"--agent {a}" for a in args.agent] + [f"--search {a}" for a in args.search]
+        + [f"--reference {r}" for r in args.reference] + ([f"--workers {args.workers}"] if args.workers > 1 else []))
+    text = board_markdown(rows, command + (f" --write {args.write}" if args.write else ""), search_cpu)
     print(text)
     if args.write:
         out = Path(args.write)
@@ -147,14 +247,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _tasks() -> Sequence[Any]:
+    from ddl_gym.suite import TASKS
+
+    return TASKS
+
+
+def _pair(parser: argparse.ArgumentParser, item: str, option: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key or not value:
+        parser.error(f"{option} takes TASK=VALUE, got {item!r}")
+    return key, value
+
+
 def _pairs(parser: argparse.ArgumentParser, items: Sequence[str], option: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            parser.error(f"{option} takes TASK=VALUE, got {item!r}")
-        out[key] = value
-    return out
+    return dict(_pair(parser, item, option) for item in items)
 
 
 if __name__ == "__main__":

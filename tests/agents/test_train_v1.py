@@ -57,3 +57,38 @@ def test_shipped_v1_agents_load_and_act_legally(name):
     results = evaluate([name], "small", [1_000_000], None, workers=1, progress=False, plots=False, echo=False)
     row = results.summary.iloc[0]
     assert row["policy"] == name and row["jobs"] == 40 and row["invalid_actions"] == 0
+
+
+def test_suite_eval_names_agents_and_marks_transfer_rows(tmp_path):
+    from ddl_gym.agents.suite_eval import network_kind, resolve_agent
+
+    label, path = resolve_agent("agent-v1-pollux8x8")
+    assert label == "agent-v1-pollux8x8" and path.endswith("agent-v1-pollux8x8.zip")
+    assert resolve_agent(path)[0] == "agent-v1-pollux8x8"  # the file of a shipped agent is named as such
+    assert network_kind("pollux-8x8-100g", path) == "network"
+    assert network_kind("helios-ib200", path) == "network, transfer from pollux-8x8-100g"
+    with pytest.raises(ConfigError, match="neither a shipped agent"):
+        resolve_agent(str(tmp_path / "missing.zip"))
+
+
+def test_suite_eval_search_row_pairs_the_search_with_the_reference():
+    from ddl_gym.agents.suite_eval import score_search
+
+    row, hours = score_search("pollux-8x8-100g", "agent-v1-pollux8x8", "sjf+ca", test_seeds=[1_000_000],
+                              sims=4, samples=2, candidates=2)
+    assert row.kind == "network + search" and "MCTS(future=sampled" in row.agent and "fallback=sjf+ca" in row.agent
+    assert row.seeds == 1 and hours > 0
+    direct = evaluate(["sjf+ca"], "pollux-8x8-100g", [1_000_000], None, workers=1, progress=False, plots=False,
+                      echo=False)
+    assert row.reference_avg_jct_s == pytest.approx(float(direct.summary.iloc[0]["avg_jct_s"]))
+    assert row.agent_avg_jct_s >= row.lp_bound_s  # the LP bound holds for the search too
+    with pytest.raises(ConfigError, match="unknown search settings"):
+        score_search("pollux-8x8-100g", "agent-v1-pollux8x8", "sjf+ca", test_seeds=[1_000_000], budget=3)
+
+
+def test_suite_eval_cli_needs_an_agent_or_a_search(capsys):
+    from ddl_gym.agents.suite_eval import main
+
+    with pytest.raises(SystemExit):
+        main([])
+    assert "--agent or --search" in capsys.readouterr().err

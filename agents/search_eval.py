@@ -1,0 +1,153 @@
+"""The network as a search guide, and network + non-clairvoyant search scored on test episodes.
+
+Shared by :mod:`ddl_gym.agents.expert_iteration` (the search that generates training data) and
+:mod:`ddl_gym.agents.suite_eval` (the "network + search" rows of the suite board):
+
+* :class:`NetworkGuide` — a shipped or trained MaskablePPO agent as the MCTS guide (``act``), PUCT
+  prior (``probs``) and value (``value``);
+* :func:`make_search` — the non-clairvoyant :class:`ddl_gym.agents.mcts.MCTSPolicy` both use
+  (``future="sampled"``: forks whose unseen future is drawn from the scenario's arrival model);
+* :class:`SearchSeedItem` / :func:`search_episode_avg_jct` — one test episode of network + search, a
+  work item of :mod:`ddl_gym.executors` (local process pool or Ray);
+* :func:`search_rows` — those episodes on a list of seeds through an executor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+#: Search settings of a suite board's "network + search" row unless the command line names others
+#: (the settings measured in docs/expert-iteration.md).
+DEFAULT_SEARCH = {"sims": 32, "samples": 4, "depth": 0, "c_uct": 0.5, "candidates": 4, "final": "visits"}
+
+
+# ============================================================================ the network as guide and prior
+class NetworkGuide:
+    """A loaded MaskablePPO agent as MCTS guide (``act``), prior (``probs``) and value (``value``).
+
+    Args:
+        agent: ``OUT/agent.zip`` (its ``.json`` and ``.vecnormalize.pkl`` beside it), or a loaded
+            :class:`ddl_gym.agents.policy.AgentPolicy`.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        from ddl_gym.agents.policy import AgentPolicy, load_policy
+
+        self.agent: AgentPolicy = agent if isinstance(agent, AgentPolicy) else load_policy(f"maskable-ppo:{agent}")
+        self.policy = self.agent.model.policy
+        self.policy.set_training_mode(False)
+        self.env_kwargs = dict(self.agent.env_kwargs)
+        self.name = f"net:{self.agent.path.stem}"
+        self._memo_key: bytes | None = None
+        self._memo: np.ndarray | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        self._memo_key = None
+
+    def probs(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any] | None = None) -> np.ndarray:
+        """π(·|obs) over the action space, zero on masked actions (float64)."""
+        import torch
+
+        mask = np.asarray(action_mask, dtype=bool)
+        key = np.asarray(obs, dtype=np.float32).tobytes() + mask.tobytes()
+        if key == self._memo_key and self._memo is not None:
+            return self._memo
+        x = torch.as_tensor(self.agent.normalise(obs)[None, :])
+        with torch.no_grad():
+            dist = self.policy.get_distribution(x, action_masks=mask[None, :])
+            p = dist.distribution.probs[0].numpy().astype(np.float64)
+        p[~mask] = 0.0
+        total = p.sum()
+        p = p / total if total > 0 else mask / mask.sum()
+        self._memo_key, self._memo = key, p
+        return p
+
+    def act(self, obs: np.ndarray, action_mask: np.ndarray, info: dict[str, Any] | None = None) -> int:
+        """The most probable valid action (the agent's deterministic choice)."""
+        return int(np.argmax(self.probs(obs, action_mask, info)))
+
+    def value(self, obs: np.ndarray) -> float:
+        import torch
+
+        x = torch.as_tensor(self.agent.normalise(obs)[None, :])
+        with torch.no_grad():
+            return float(self.policy.predict_values(x)[0, 0])
+
+
+def make_search(guide: NetworkGuide, *, sims: int, samples: int, depth: int, c_uct: float, fallback: str,
+                root_noise: float, seed: int, future: str = "sampled", candidates: int = 4, final: str = "visits") -> Any:
+    """The non-clairvoyant MCTS the rounds and the evaluation use (``future="oracle"`` only for comparisons)."""
+    from ddl_gym.agents.mcts import MCTSPolicy
+
+    return MCTSPolicy(guide, simulations=sims, depth=depth, c_uct=c_uct, prior=guide.probs, backup="best",
+                      final=final, fallback=fallback, reuse_tree=False, future=future, samples=samples,
+                      root_noise=root_noise, seed=seed, root_candidates=candidates)
+
+
+_GUIDES: dict[str, tuple[float, NetworkGuide]] = {}
+
+
+def _guide(path: str) -> NetworkGuide:
+    """One loaded network per agent file and worker process (reloaded when the file changes)."""
+    mtime = os.path.getmtime(path)
+    found = _GUIDES.get(path)
+    if found is None or found[0] != mtime:
+        found = _GUIDES[path] = (mtime, NetworkGuide(path))
+    return found[1]
+
+
+# ============================================================================ network + search on one test episode
+@dataclasses.dataclass(frozen=True)
+class SearchSeedItem:
+    agent: str
+    task: str
+    seed: int
+    sims: int
+    samples: int
+    depth: int
+    c_uct: float
+    fallback: str
+    future: str
+    candidates: int = 4
+    final: str = "visits"
+
+
+def search_episode_avg_jct(item: SearchSeedItem) -> tuple[float, float]:
+    """Avg JCT (s) of network + search on one test episode, and the CPU seconds it took."""
+    import torch
+
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.suite import get_task
+
+    torch.set_num_threads(1)
+    cpu0 = time.process_time()
+    task = get_task(item.task)
+    guide = _guide(item.agent)
+    search = make_search(guide, sims=item.sims, samples=item.samples, depth=item.depth, c_uct=item.c_uct,
+                         fallback=item.fallback, root_noise=0.0, seed=item.seed, future=item.future,
+                         candidates=item.candidates, final=item.final)
+    scenario = get_scenario(task.scenario)
+    cluster, workload = scenario.episode(item.seed)
+    result = search.run_episode(scenario, cluster, workload, np.random.default_rng(item.seed))
+    return float(result.summary()["avg_jct_s"]), time.process_time() - cpu0
+
+
+def search_label(item: SearchSeedItem, agent_label: str) -> str:
+    """The row label of a network + search configuration."""
+    return (f"{agent_label} + MCTS(future={item.future}, sims={item.sims}, samples={item.samples}, "
+            f"depth={item.depth}, candidates={item.candidates}, final={item.final}, fallback={item.fallback})")
+
+
+def search_rows(items: Sequence[SearchSeedItem], *, executor: str = "local", workers: int | None = None,
+                ray_address: str | None = None) -> tuple[np.ndarray, float]:
+    """Avg JCT (s) of every item's episode, in order, and the CPU-hours they took together."""
+    from ddl_gym.executors import make_executor
+
+    with make_executor(executor, workers=workers, ray_address=ray_address) as pool:
+        out = pool.map(search_episode_avg_jct, list(items))
+    return np.array([o[0] for o in out], dtype=float), sum(o[1] for o in out) / 3600.0
