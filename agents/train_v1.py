@@ -40,11 +40,11 @@ from ddl_gym.sim.model import ConfigError
 
 
 def make_env(task_scenario: str, clairvoyant: bool, pool: Sequence[int] | None, reference: str | None,
-             window: int) -> Any:
+             window: int, queue_order: str | None = None) -> Any:
     from ddl_gym.relative_reward import make_v1_env
 
     return make_v1_env(task_scenario, clairvoyant=clairvoyant, arrival_pool=pool, reference=reference,
-                       window=window)
+                       window=window, queue_order=queue_order)
 
 
 def _thunk(*args: Any):
@@ -55,9 +55,10 @@ def _thunk(*args: Any):
     return build
 
 
-def validate(model: Any, norm: Any, scenario: str, clairvoyant: bool, seeds: Sequence[int], window: int) -> float:
+def validate(model: Any, norm: Any, scenario: str, clairvoyant: bool, seeds: Sequence[int], window: int,
+             queue_order: str | None = None) -> float:
     """Mean avg JCT (s) of the deterministic masked policy on ``seeds`` (plain −ΣJCT env, no reference)."""
-    env = make_env(scenario, clairvoyant, None, None, window)
+    env = make_env(scenario, clairvoyant, None, None, window, queue_order)
     jcts = []
     for seed in seeds:
         obs, info = env.reset(seed=int(seed))
@@ -80,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pool", type=int, default=256, help="train seeds in the arrival pool (first of the task's)")
     parser.add_argument("--n-envs", type=int, default=8)
     parser.add_argument("--window", type=int, default=8)
+    parser.add_argument("--queue-order", default=None,
+                        help="the window's job order (default: srsf, or fifo on a non-clairvoyant task; "
+                             "gpu-step is the other non-clairvoyant order); recorded in the agent's env_kwargs")
     parser.add_argument("--bc-episodes", type=int, default=40)
     parser.add_argument("--bc-epochs", type=int, default=20)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
@@ -120,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     validation = list(task.validation_seeds)
 
     # 1. Vectorised training envs: v1 observation, arrival pool, reference-relative reward; obs normalised.
-    fns = [_thunk(scenario, task.clairvoyant, pool, args.reference, args.window) for _ in range(args.n_envs)]
+    fns = [_thunk(scenario, task.clairvoyant, pool, args.reference, args.window, args.queue_order)
+           for _ in range(args.n_envs)]
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
     model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=0.95,
@@ -130,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        "activation_fn": torch.nn.Tanh})
 
     # 2. Behaviour cloning of the expert on seeds outside the pool (obs statistics fitted on its states).
-    demo_env = make_env(scenario, task.clairvoyant, None, None, args.window)
+    demo_env = make_env(scenario, task.clairvoyant, None, None, args.window, args.queue_order)
     demos = collect_demonstrations(demo_env, args.expert, bc_seeds, "window")
     venv.obs_rms.update(demos["obs"])
     obs = venv.normalize_obs(demos["obs"]).astype(np.float32)
@@ -143,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           file=sys.stderr, flush=True)
 
     # 3. PPO with validation-based selection.
-    best = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window)
+    best = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window, args.queue_order)
     log["validation"].append({"timesteps": 0, "avg_jct_s": best})
     print(f"t=0 validation avg JCT {best:.1f}s", file=sys.stderr, flush=True)
     _save(model, venv, out, task, args, best, 0)
@@ -153,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model.learn(total_timesteps=chunk, reset_num_timesteps=False)
         done += chunk
         venv.training = False
-        score = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window)
+        score = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window, args.queue_order)
         venv.training = True
         log["validation"].append({"timesteps": done, "avg_jct_s": score})
         print(f"t={done} validation avg JCT {score:.1f}s (best {min(best, score):.1f}s)", file=sys.stderr, flush=True)
@@ -195,12 +200,13 @@ def _preset_defaults(parser: argparse.ArgumentParser, name: str) -> dict[str, An
 
 def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, score: float, steps: int) -> None:
     """agent.zip + agent.json (the metadata ddl_gym.agents.load_policy reads) + observation statistics."""
-    env = make_env(task.scenario, task.clairvoyant, None, None, args.window)
+    env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order)
     base = env.unwrapped
     layout = {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.observation_layout.items()}
     meta = {
         "algo": "maskable-ppo", "scenario": task.scenario, "task": task.name, "ddl_gym_version": ddl_gym.__version__,
-        "env_id": task.env_id, "env_kwargs": {"window": args.window, "clairvoyant": task.clairvoyant},
+        "env_id": task.env_id, "env_kwargs": {"window": args.window, "clairvoyant": task.clairvoyant,
+                                              **({"queue_order": args.queue_order} if args.queue_order else {})},
         "observation_layout": layout, "observation_shape": list(env.observation_space.shape),
         "action_n": int(env.action_space.n), "window": int(base.window), "placements": list(base.placement_names),
         "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": score,

@@ -58,7 +58,7 @@ from ddl_gym.sim.model import ConfigError
 if TYPE_CHECKING:
     from ddl_gym.protocols import Policy
 
-CLASSIC_ORDERS = ("fifo", "sjf", "srsf")
+CLASSIC_ORDERS = ("fifo", "sjf", "srsf", "gpu-step")
 CLASSIC_PLACEMENTS = ("ff", "ls", "rand", "pack", "spread", "ca")
 #: Agent kinds: ``KIND:PATH`` specs name a saved agent, not registry options.
 AGENT_KINDS = ("maskable-ppo", "ppo")
@@ -141,7 +141,8 @@ def register_policy(name: str, target: str | Callable[..., Any], kwargs: dict[st
 
 # ---------------------------------------------------------------------------- built-in families
 for _order, _desc in (("fifo", "FIFO (strict, head-of-line blocking)"), ("sjf", "shortest job first"),
-                      ("srsf", "shortest remaining service first")):
+                      ("srsf", "shortest remaining service first"),
+                      ("gpu-step", "fewest GPU-seconds per training step first (non-clairvoyant: no iteration counts)")):
     for _rule in CLASSIC_PLACEMENTS:
         register_policy(f"{_order}+{_rule}", "ddl_gym.baselines.classic.policy:ClassicPolicy",
                         {"order": _order, "placement": _rule},

@@ -24,8 +24,9 @@ measured on the **test** seeds (≥ 20). Training uses only the **train** seeds 
 trace; the test scenario draws them from the held-out split).
 
 Non-clairvoyant task: the scheduler sees arrivals, job features (GPUs, model) and attained service,
-not iterations or remaining work; its references are the policies that need no job size: FIFO with
-every placement, Tiresias's 2D-LAS (``las``, ``las-np``) and the 2D-Gittins index with the size
+not iterations or remaining work; its references are the policies that need no job size: FIFO and
+``gpu-step`` (fewest GPU-seconds per training step first, :mod:`ddl_gym.sim.priority`) with every
+placement, Tiresias's 2D-LAS (``las``, ``las-np``) and the 2D-Gittins index with the size
 distribution of the task's training episodes (``gittins:prior=…``, ``gittins-np:prior=…``) or of
 the episode's own finished jobs (``gittins``) — all in :mod:`ddl_gym.baselines.classic.attained`.
 A-SRPT's random-forest prediction does not apply: it predicts from recurring job groups and users,
@@ -42,8 +43,9 @@ TIERS: tuple[str, ...] = ("realistic", "stress", "regression")
 TRAIN_SEEDS = range(0, 500_000)
 VALIDATION_SEEDS = range(500_000, 500_010)
 TEST_SEEDS = range(1_000_000, 1_000_020)
-#: Suite version: bump when a task's scenario, seeds or references change.
-SUITE_VERSION = 1
+#: Suite version: bump when a task's scenario, seeds or references change (2: the non-clairvoyant
+#: task's references gain ``gpu-step+<rule>``; every env id and its dynamics are unchanged).
+SUITE_VERSION = 2
 
 #: References of a clairvoyant job-level task: the classic orders x placements and SJF-BCO's family.
 CLAIRVOYANT_REFERENCES: tuple[str, ...] = tuple(
@@ -52,8 +54,9 @@ CLAIRVOYANT_REFERENCES: tuple[str, ...] = tuple(
 
 
 def non_clairvoyant_references(train_scenario: str) -> tuple[str, ...]:
-    """FIFO with every placement, 2D-LAS and 2D-Gittins (prior from ``train_scenario``'s first 20 train seeds)."""
-    return tuple(f"fifo+{p}" for p in ("ff", "ls", "rand", "pack", "spread", "ca")) + (
+    """FIFO and gpu-step with every placement, 2D-LAS and 2D-Gittins (prior from ``train_scenario``'s first
+    20 train seeds)."""
+    return tuple(f"{o}+{p}" for o in ("fifo", "gpu-step") for p in ("ff", "ls", "rand", "pack", "spread", "ca")) + (
         "las", "las-np", "gittins", f"gittins:prior={train_scenario},prior_seeds=0-19",
         f"gittins-np:prior={train_scenario},prior_seeds=0-19")
 

@@ -1,4 +1,4 @@
-"""Classic reference policies: a job order (FIFO, SJF, SRSF) combined with a placement rule.
+"""Classic reference policies: a job order (FIFO, SJF, SRSF, gpu-step) combined with a placement rule.
 
 * FIFO: strict arrival order with head-of-line blocking — if the oldest queued job does not fit,
   nothing starts (the textbook FIFO; also exactly what the env's "slot 0" action does with a FIFO
@@ -8,6 +8,9 @@
   every one that fits (skipping those that do not), so it is work-conserving.
 * SRSF: shortest remaining service first, service = remaining iterations × GPUs × τ̂ (Tiresias /
   Ada-SRSF's SRSF). Non-preemptive here, so for queued jobs remaining = F_j. Greedy like SJF.
+* gpu-step: fewest GPU-seconds per training step ``G_j · τ̂_j`` first — SRSF without the iteration
+  count ``F_j``, so a non-clairvoyant scheduler can run it (:data:`ddl_gym.sim.priority.NONCLAIRVOYANT_ORDERS`).
+  Greedy like SJF.
 
 Placement rules come from :mod:`ddl_gym.placement` (FF, LS, RAND, pack, spread, contention-aware),
 so a policy name is ``"<order>+<rule>"``, e.g. ``fifo+pack``, ``srsf+ls``.
@@ -30,7 +33,7 @@ class ClassicPolicy:
     """``order + placement`` policy, driven natively or expressed as env actions.
 
     Args:
-        order: ``"fifo"``, ``"sjf"`` or ``"srsf"``.
+        order: ``"fifo"``, ``"sjf"``, ``"srsf"`` or ``"gpu-step"``.
         placement: a rule name or alias from :mod:`ddl_gym.placement`.
     """
 

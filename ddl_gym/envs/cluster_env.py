@@ -19,7 +19,7 @@ from ddl_gym.envs.helpers import ActionObservationHelpers, label_frame
 from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError, Workload
-from ddl_gym.sim.priority import comm_intensity, nominal_runtimes, priority_key
+from ddl_gym.sim.priority import ORDERS, comm_intensity, nominal_runtimes, priority_key
 
 # Normalisation constants (log-scaled heavy-tailed quantities saturate at these; the per-step ones,
 # waited, queue length and simulated time, are defined with the core that uses them every step).
@@ -76,7 +76,8 @@ class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
     | 1 + w·P + p     | start the job in queue slot ``w`` with placement rule ``placements[p]``|
 
     The queue window lists the first ``window`` queued jobs in ``queue_order`` (``"srsf"``:
-    smallest ``F·G·τ̂`` first; ``"fifo"``: arrival order; ``"sjf"``: smallest ``F·τ̂``); slots
+    smallest ``F·G·τ̂`` first; ``"fifo"``: arrival order; ``"sjf"``: smallest ``F·τ̂``; ``"gpu-step"``:
+    smallest ``G·τ̂``, no iteration count, the order a non-clairvoyant v1 env may use); slots
     ``window .. K−1`` (only when ``max_window > window``) stay empty. Slots are re-sorted every
     step: an action names "the job now in slot w", never a job id. Default rules: ``pack``
     (consolidate on the fullest server that fits, else fewest servers), ``spread`` (one GPU at a
@@ -263,8 +264,8 @@ class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
                            max_decisions=max_decisions, debug=debug)
         if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 1:
             raise ConfigError(f"window must be an integer >= 1, got {window!r}")
-        if queue_order not in ("srsf", "fifo", "sjf"):
-            raise ConfigError(f"queue_order must be 'srsf', 'fifo' or 'sjf', got {queue_order!r}")
+        if queue_order not in ORDERS:
+            raise ConfigError(f"queue_order must be one of {', '.join(map(repr, ORDERS))}, got {queue_order!r}")
         if observation not in OBSERVATIONS:
             raise ConfigError(f"observation must be 'portable' or 'legacy', got {observation!r}")
         from ddl_gym.bounds import check_int

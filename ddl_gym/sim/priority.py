@@ -11,7 +11,14 @@ import numpy as np
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 
-ORDERS = ("fifo", "sjf", "srsf")
+ORDERS = ("fifo", "sjf", "srsf", "gpu-step")
+#: Orders that read no job's iteration count (remaining work): usable by a non-clairvoyant scheduler.
+#: ``gpu-step`` ranks by ``G_j · τ̂_j``, the GPU-seconds of one training step, which a cluster measures
+#: in a job's first iterations (per-iteration throughput profiling, as Tiresias and Pollux do) without
+#: knowing how many iterations the job will run. When iteration counts are drawn independently of the
+#: job's class (GPUs, model), a job's service is ``G_j·τ̂_j`` times an i.i.d. count, so this is the
+#: order of the non-preemptive Gittins index at zero attained service (smallest scale first).
+NONCLAIRVOYANT_ORDERS = ("fifo", "gpu-step")
 
 
 def nominal_runtimes(sim: Simulator) -> np.ndarray:
@@ -20,7 +27,8 @@ def nominal_runtimes(sim: Simulator) -> np.ndarray:
 
 
 def priority_key(sim: Simulator, order: str, runtime: np.ndarray | None = None) -> np.ndarray | None:
-    """Smaller first: SJF ``F·τ̂``, SRSF ``F·G·τ̂`` (non-preemptive: remaining = F); ``None`` for FIFO.
+    """Smaller first: SJF ``F·τ̂``, SRSF ``F·G·τ̂`` (non-preemptive: remaining = F), gpu-step ``G·τ̂``
+    (no ``F``: non-clairvoyant); ``None`` for FIFO.
 
     Ties are broken by job index (= arrival order) by every caller.
     """
@@ -28,6 +36,8 @@ def priority_key(sim: Simulator, order: str, runtime: np.ndarray | None = None) 
         raise ConfigError(f"unknown job order {order!r}; choose one of {ORDERS}")
     if order == "fifo":
         return None
+    if order == "gpu-step":
+        return sim.nominal_iteration_times() * sim.workload.gpus
     duration = nominal_runtimes(sim) if runtime is None else runtime
     return duration * sim.workload.gpus if order == "srsf" else duration
 

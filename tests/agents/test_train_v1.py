@@ -38,6 +38,24 @@ def test_tiny_training_run_gives_an_agent_the_harness_runs_in_the_v1_env(tmp_pat
     row = results.summary.iloc[0]
     assert row["jobs"] == 40 and row["invalid_actions"] == 0
 
+    # Shipping copies the checkpoint under a name with its training record; the copy loads and acts the same.
+    from ddl_gym.agents.ship import ship
+
+    zoo = tmp_path / "zoo"
+    shipped = ship(out, "agent-tiny", "python -m ddl_gym.agents.train_v1 --task small ...", zoo)
+    shipped_meta = json.loads((zoo / "agent-tiny.json").read_text())
+    assert shipped_meta["vecnormalize"] == "agent-tiny.vecnormalize.pkl"
+    assert shipped_meta["training"]["validation_curve"][-1][0] == 256 and shipped_meta["training"]["cpu_s"] > 0
+    again = evaluate([f"maskable-ppo:{shipped}"], "small", [1_000_000], None, workers=1, progress=False,
+                     plots=False, echo=False)
+    assert again.summary.iloc[0]["avg_jct_s"] == row["avg_jct_s"]
+    meta["timesteps"] = 999
+    (out / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(ConfigError, match="not on log.json's validation curve"):
+        ship(out, "agent-tiny", "x", zoo)
+    with pytest.raises(ConfigError, match="missing agent.json, .*agent.zip"):
+        ship(tmp_path, "agent-tiny", "x", zoo)
+
 
 def test_preset_errors_are_named(tmp_path):
     bad = tmp_path / "bad.yaml"

@@ -96,6 +96,36 @@ def test_non_clairvoyant_view_hides_remaining_work():
     assert saw_queue and saw_running
     with pytest.raises(ConfigError, match="queue_order"):
         DDLClusterEnvV1("small", clairvoyant=False, queue_order="srsf")
+    assert DDLClusterEnvV1("small", clairvoyant=False, queue_order="gpu-step").queue_order == "gpu-step"
+
+
+def test_gpu_step_window_reads_no_iteration_count():
+    """The non-clairvoyant gpu-step window: same observations and masks when only iteration counts differ
+    (up to the first completion, which the counts decide), unlike the clairvoyant srsf window."""
+    import dataclasses
+
+    from ddl_gym.scenarios import get_scenario
+
+    _, episode = get_scenario("pollux-nc-25g").episode(3)
+    a = dataclasses.replace(episode, iterations=episode.iterations * 1000)  # long jobs: many decisions first
+    b = dataclasses.replace(a, iterations=a.iterations[::-1].copy())  # same jobs, other counts
+    views = {}
+    for order, clairvoyant in (("gpu-step", False), ("srsf", True)):
+        seen = []
+        for workload in (a, b):
+            env = DDLClusterEnvV1("pollux-nc-25g", clairvoyant=clairvoyant, queue_order=order)
+            obs, info = env.reset(seed=3, options={"workload": workload})
+            trace = []
+            while env.sim.num_finished == 0:
+                trace.append((obs.copy(), np.asarray(info["action_mask"]).copy()))
+                valid = np.flatnonzero(info["action_mask"])
+                obs, _, _, _, info = env.step(int(valid[-1]))  # the last startable slot, else advance
+            seen.append(trace)
+        n = min(len(seen[0]), len(seen[1]))
+        assert n > 10
+        views[order] = all(np.array_equal(x[0], y[0]) and np.array_equal(x[1], y[1])
+                           for x, y in zip(seen[0][:n], seen[1][:n]))
+    assert views == {"gpu-step": True, "srsf": False}
 
 
 def test_arrival_pool_draws_fixed_inputs():

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ddl_gym.sim.priority import NONCLAIRVOYANT_ORDERS
+
 from ddl_gym.baselines import make_policy
 from ddl_gym.baselines.classic.attained import gittins_index
 from ddl_gym.scenario_stats import offered_load
@@ -42,7 +44,8 @@ def test_tasks_are_well_formed():
             sc = get_scenario(scenario)
             assert sc.engine == "job"
         if not t.clairvoyant:  # no reference may read remaining work
-            assert all(r.split(":")[0].split("+")[0] in ("fifo", "las", "las-np", "gittins", "gittins-np")
+            assert all(r.split(":")[0].split("+")[0] in NONCLAIRVOYANT_ORDERS + ("las", "las-np", "gittins",
+                                                                                 "gittins-np")
                        for r in t.references)
     with pytest.raises(ValueError, match="overlap"):
         Task("x", "small", "X", "regression", train_seeds=range(0, 10), validation_seeds=range(5, 15))

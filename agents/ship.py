@@ -1,0 +1,70 @@
+"""Copy a finished ``train_v1`` run into the agent zoo under a name, with its training record.
+
+    python -m ddl_gym.agents.ship --run runs/pollux-25g --name agent-v1-pollux25g \\
+        --command "python -m ddl_gym.agents.train_v1 --preset v1 --task pollux-25g ..."
+
+Writes ``DEST/NAME.zip``, ``DEST/NAME.vecnormalize.pkl`` and ``DEST/NAME.json`` (``DEST`` defaults to
+``leaderboard/agents``). The metadata is the run's ``agent.json`` with the sidecar renamed and a
+``training`` block from the run's ``log.json``: CPU seconds, the validation curve, the behaviour-cloning
+accuracy and the command that reproduces the run. Registering the name (:mod:`ddl_gym.agents.shipped`)
+stays a reviewed code change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from ddl_gym.sim.model import ConfigError
+
+DEFAULT_DEST = Path(__file__).resolve().parents[1] / "leaderboard" / "agents"
+
+
+def ship(run: Path, name: str, command: str, dest: Path = DEFAULT_DEST) -> Path:
+    """Copy ``run``'s best checkpoint to ``dest/name.*``; returns the zip's path."""
+    run, dest = Path(run), Path(dest)
+    needed = {"agent.zip", "agent.json", "agent.vecnormalize.pkl", "log.json"}
+    missing = sorted(f for f in needed if not (run / f).is_file())
+    if missing:
+        raise ConfigError(f"run {run}: missing {', '.join(missing)} (is it a finished train_v1 run?)")
+    if not name or "/" in name or name.startswith("."):
+        raise ConfigError(f"agent name {name!r}: use a plain file name such as agent-v1-pollux25g")
+    try:
+        meta = json.loads((run / "agent.json").read_text())
+        log = json.loads((run / "log.json").read_text())
+    except ValueError as exc:
+        raise ConfigError(f"run {run}: unreadable metadata ({type(exc).__name__})") from None
+    curve = [[int(v["timesteps"]), round(float(v["avg_jct_s"]), 3)] for v in log.get("validation", [])]
+    if not curve or meta.get("timesteps") not in [c[0] for c in curve]:
+        raise ConfigError(f"run {run}: agent.json's checkpoint ({meta.get('timesteps')} steps) is not on log.json's "
+                          "validation curve; the two files belong to different runs")
+    meta["vecnormalize"] = f"{name}.vecnormalize.pkl"
+    meta["training"] = {"cpu_s": round(float(log.get("cpu_s", float("nan"))), 1), "validation_curve": curve,
+                        "bc": log.get("bc"), "command": command}
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run / "agent.zip", dest / f"{name}.zip")
+    shutil.copyfile(run / "agent.vecnormalize.pkl", dest / f"{name}.vecnormalize.pkl")
+    (dest / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return dest / f"{name}.zip"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", required=True, help="a train_v1 --out folder")
+    parser.add_argument("--name", required=True, help="the agent's name (file stem in DEST)")
+    parser.add_argument("--command", required=True, help="the train_v1 command that made the run")
+    parser.add_argument("--dest", default=str(DEFAULT_DEST))
+    args = parser.parse_args(argv)
+    print(ship(Path(args.run), args.name, args.command, Path(args.dest)))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ConfigError as exc:
+        raise SystemExit(f"ship: {exc}") from None
