@@ -75,7 +75,8 @@ def validate(model: Any, norm: Any, scenario: str, clairvoyant: bool, seeds: Seq
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", required=True, help="suite task name (ddl_gym.suite)")
-    parser.add_argument("--expert", required=True, help="classic order+placement policy to clone first (e.g. srsf+ca)")
+    parser.add_argument("--expert", default=None,
+                        help="classic order+placement policy to clone first (e.g. srsf+ca); not with --init")
     parser.add_argument("--reference", required=True, help="reference policy of the relative reward")
     parser.add_argument("--timesteps", type=int, default=300_000)
     parser.add_argument("--pool", type=int, default=256, help="train seeds in the arrival pool (first of the task's)")
@@ -92,12 +93,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n-epochs", type=int, default=5)
     parser.add_argument("--validate-every", type=int, default=20_000, help="environment steps between validations")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init", default=None,
+                        help="continue from this agent zip (a train_v1 run or a shipped v1 agent of the same task and "
+                             "env settings): its network and observation statistics; no behaviour cloning")
     parser.add_argument("--preset", help="a YAML file (or a name in agents/presets/) whose keys set these defaults")
     parser.add_argument("--out", required=True)
     first, _ = parser.parse_known_args(argv)
     if first.preset:
         parser.set_defaults(**_preset_defaults(parser, first.preset))
     args = parser.parse_args(argv)
+    if (args.expert is None) == (args.init is None):
+        parser.error("give --expert (clone it, then PPO) or --init (continue from an agent), not both or neither")
     for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
@@ -134,18 +140,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                         policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]},
                                        "activation_fn": torch.nn.Tanh})
 
-    # 2. Behaviour cloning of the expert on seeds outside the pool (obs statistics fitted on its states).
-    demo_env = make_env(scenario, task.clairvoyant, None, None, args.window, args.queue_order)
-    demos = collect_demonstrations(demo_env, args.expert, bc_seeds, "window")
-    venv.obs_rms.update(demos["obs"])
-    obs = venv.normalize_obs(demos["obs"]).astype(np.float32)
-    before = imitation_accuracy(model, obs, demos["actions"], demos["masks"])
-    history = behaviour_cloning(model, obs, demos["actions"], demos["masks"], epochs=args.bc_epochs, seed=args.seed)
     log: dict[str, Any] = {"task": task.name, "expert": args.expert, "reference": args.reference, "pool": args.pool,
-                           "bc": {"samples": int(len(obs)), "accuracy_before": before,
-                                  "accuracy_after": history[-1]["accuracy"]}, "validation": []}
-    print(f"BC {args.expert}: accuracy {before:.3f} -> {history[-1]['accuracy']:.3f} on {len(obs)} states",
-          file=sys.stderr, flush=True)
+                           "validation": []}
+    if args.init:
+        # 2'. Continue from a trained agent: its network and observation statistics, no cloning.
+        _load_init(model, venv, Path(args.init), task, args)
+        log["init"] = str(args.init)
+        print(f"init from {args.init}", file=sys.stderr, flush=True)
+    else:
+        # 2. Behaviour cloning of the expert on seeds outside the pool (obs statistics fitted on its states).
+        demo_env = make_env(scenario, task.clairvoyant, None, None, args.window, args.queue_order)
+        demos = collect_demonstrations(demo_env, args.expert, bc_seeds, "window")
+        venv.obs_rms.update(demos["obs"])
+        obs = venv.normalize_obs(demos["obs"]).astype(np.float32)
+        before = imitation_accuracy(model, obs, demos["actions"], demos["masks"])
+        history = behaviour_cloning(model, obs, demos["actions"], demos["masks"], epochs=args.bc_epochs,
+                                    seed=args.seed)
+        log["bc"] = {"samples": int(len(obs)), "accuracy_before": before, "accuracy_after": history[-1]["accuracy"]}
+        print(f"BC {args.expert}: accuracy {before:.3f} -> {history[-1]['accuracy']:.3f} on {len(obs)} states",
+              file=sys.stderr, flush=True)
 
     # 3. PPO with validation-based selection.
     best = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window, args.queue_order)
@@ -198,6 +211,30 @@ def _preset_defaults(parser: argparse.ArgumentParser, name: str) -> dict[str, An
     return out
 
 
+def _load_init(model: Any, venv: Any, path: Path, task: Any, args: argparse.Namespace) -> None:
+    """Copy ``path``'s network weights and observation statistics into ``model`` / ``venv`` (same task and env)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    meta_path = path.with_suffix(".json")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        raise ConfigError(f"--init {path}: cannot read its metadata {meta_path}") from None
+    if meta.get("task") != task.name:
+        raise ConfigError(f"--init {path}: trained on task {meta.get('task')!r}, not {task.name!r}")
+    mine = {"window": args.window, "clairvoyant": task.clairvoyant,
+            **({"queue_order": args.queue_order} if args.queue_order else {})}
+    if dict(meta.get("env_kwargs", {})) != mine:
+        raise ConfigError(f"--init {path}: its env settings {meta.get('env_kwargs')} differ from this run's {mine}")
+    sidecar = path.parent / meta.get("vecnormalize", "")
+    if not path.is_file() or not sidecar.is_file():
+        raise ConfigError(f"--init {path}: the zip or its observation statistics ({sidecar.name}) is missing")
+    loaded = MaskablePPO.load(str(path), device="cpu")
+    model.policy.load_state_dict(loaded.policy.state_dict())
+    venv.obs_rms = VecNormalize.load(str(sidecar), venv.venv).obs_rms
+
+
 def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, score: float, steps: int) -> None:
     """agent.zip + agent.json (the metadata ddl_gym.agents.load_policy reads) + observation statistics."""
     env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order)
@@ -212,7 +249,7 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
         "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": score,
         "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
                    "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "clip_range": args.clip_range,
-                   "n_epochs": args.n_epochs, "seed": args.seed},
+                   "n_epochs": args.n_epochs, "seed": args.seed, **({"init": str(args.init)} if args.init else {})},
         "vecnormalize": "agent.vecnormalize.pkl",
     }
     # The agent ships without Adam's moment estimates (2/3 of the file): acting never reads them.

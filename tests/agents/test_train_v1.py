@@ -38,6 +38,20 @@ def test_tiny_training_run_gives_an_agent_the_harness_runs_in_the_v1_env(tmp_pat
     row = results.summary.iloc[0]
     assert row["jobs"] == 40 and row["invalid_actions"] == 0
 
+    # --init continues from the saved agent: the same network and statistics validate to the same figure.
+    again_out = tmp_path / "again"
+    assert train_v1(["--task", "small", "--init", str(out / "agent.zip"), "--reference", "srsf+pack",
+                     "--timesteps", "256", "--validate-every", "256", "--pool", "2", "--n-envs", "1",
+                     "--out", str(again_out)]) == 0
+    again_log = json.loads((again_out / "log.json").read_text())
+    assert again_log["validation"][0]["avg_jct_s"] == meta["validation_avg_jct_s"] and "bc" not in again_log
+    with pytest.raises(ConfigError, match="env settings"):
+        train_v1(["--task", "small", "--init", str(out / "agent.zip"), "--reference", "srsf+pack", "--window", "4",
+                  "--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit):
+        train_v1(["--task", "small", "--init", str(out / "agent.zip"), "--expert", "srsf+pack",
+                  "--reference", "srsf+pack", "--out", str(tmp_path / "x")])
+
     # Shipping copies the checkpoint under a name with its training record; the copy loads and acts the same.
     from ddl_gym.agents.ship import ship
 
