@@ -199,8 +199,10 @@ def board_markdown(rows: Sequence[AgentRow], command: str, search_cpu: dict[str,
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agent", action="append", default=[], metavar="TASK=AGENT",
-                        help="a task and its network: a shipped agent's name or an agent zip (repeatable)")
+    parser.add_argument("--agent", action="append", default=[], metavar="TASK=AGENT[@POLICY]",
+                        help="a task and its network: a shipped agent's name or an agent zip (repeatable); "
+                             "@POLICY pairs this row with POLICY instead of the task's best reference (e.g. the best "
+                             "non-preemptive one)")
     parser.add_argument("--search", action="append", default=[], metavar="TASK=AGENT",
                         help="a task and the network that guides the non-clairvoyant search (repeatable)")
     parser.add_argument("--reference", action="append", default=[], metavar="TASK=POLICY",
@@ -223,7 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows, search_cpu = [], {}
     for what, task, agent in jobs:
         if what == "network":
-            rows.append(score_agent(task, agent, workers=args.workers, reference=references.get(task)))
+            agent, at, versus = agent.rpartition("@") if "@" in agent else (agent, "", "")
+            rows.append(score_agent(task, agent, workers=args.workers, reference=versus or references.get(task)))
+            if versus:
+                rows[-1].kind += f" (vs `{versus}`, not the best reference)"
         else:
             from ddl_gym.suite import get_task
             from ddl_gym.suite_cards import best_reference
