@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import weakref
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -37,28 +38,34 @@ def _canonical(rule: str) -> str:
 
 
 class _ExpertCache:
-    """Per-episode priority keys of a classic policy (recomputed when the env's simulator changes)."""
+    """Per-episode priority keys of a classic policy (recomputed when the env's simulator changes).
+
+    It holds the simulator it was built for and compares by identity: an ``id()`` of a simulator that
+    has been freed can be reused by the next episode's, which would hand that episode the previous
+    episode's policy state (wrong expert labels).
+    """
 
     def __init__(self) -> None:
-        self.sim_id: int | None = None
+        self.sim: Any = None
         self.policy_name: str | None = None
         self.policy: Any = None
 
 
-_CACHE: dict[int, _ExpertCache] = {}
+#: One cache per live env (an env that is garbage-collected drops its entry).
+_CACHE: weakref.WeakKeyDictionary[Any, _ExpertCache] = weakref.WeakKeyDictionary()
 
 
 def _expert_policy(env: gym.Env, policy_name: str) -> Any:
     from ddl_gym.policies import make_policy
 
     base = env.unwrapped
-    cache = _CACHE.setdefault(id(base), _ExpertCache())
-    if cache.sim_id != id(base.sim) or cache.policy_name != policy_name:
+    cache = _CACHE.setdefault(base, _ExpertCache())
+    if cache.sim is not base.sim or cache.policy_name != policy_name:
         policy = make_policy(policy_name)
         if not hasattr(policy, "priority_queue"):
             raise ConfigError(f"expert {policy_name!r} is not a classic order+placement policy")
         policy.reset(base.sim, np.random.default_rng(0))
-        cache.sim_id, cache.policy_name, cache.policy = id(base.sim), policy_name, policy
+        cache.sim, cache.policy_name, cache.policy = base.sim, policy_name, policy
     return cache.policy
 
 

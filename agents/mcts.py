@@ -170,15 +170,15 @@ class ClassicGuide:
         self.order = order
         self.placement = placement
         self.name = f"{order}+{placement}"
-        self._key_for: int | None = None
+        self._key_for: Any = None  # the workload the key was computed for (held: an id() could be reused)
         self._key: list[float] | None = None
         self._rule_for: tuple[str, ...] | None = None
         self._rule = 0
 
     def key(self, sim: Simulator) -> list[float] | None:
-        if self._key_for != id(sim.workload):
+        if self._key_for is not sim.workload:
             self._key = _classic_key(sim, self.order)
-            self._key_for = id(sim.workload)
+            self._key_for = sim.workload
         return self._key
 
     def env_action(self, env: DDLClusterEnv) -> int:
@@ -238,6 +238,7 @@ class SearchStats:
 
 
 def _fingerprint(env: DDLClusterEnv) -> tuple:
+    # id(sim.workload) is safe here: the stored fingerprint's root node keeps its workload alive.
     sim = env.sim
     assert sim is not None
     return (id(sim.workload), sim.decisions, sim.now, sim.jobs_area, sim.num_finished, tuple(sim.queue),

@@ -241,6 +241,26 @@ def test_executor_map_on_the_cluster(cluster):
             ray.shutdown()
 
 
+def test_search_episodes_on_the_cluster_equal_the_local_pool(cluster):
+    """Search-generated episodes (suite_eval's network + search rows; expert iteration's data) run as
+    Executor.map items on Ray workers and give exactly what the local process pool gives."""
+    import ray
+
+    from ddl_gym.agents.search_eval import SearchSeedItem, search_rows
+    from ddl_gym.agents.shipped import SHIPPED_AGENTS
+
+    agent = str(SHIPPED_AGENTS["agent-v1-pollux8x8"].file)
+    items = [SearchSeedItem(agent=agent, task="pollux-8x8-100g", seed=s, sims=4, samples=2, depth=0, c_uct=0.5,
+                            fallback="sjf+ca", future="sampled", candidates=2) for s in (1_000_000, 1_000_001)]
+    local, local_hours = search_rows(items, executor="local", workers=2)
+    try:
+        remote, remote_hours = search_rows(items, executor="ray", ray_address=cluster.address)
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert remote.tolist() == local.tolist() and local_hours > 0 and remote_hours > 0
+
+
 def _square_pid(x: int) -> tuple[int, int]:
     return x * x, x
 
