@@ -45,11 +45,33 @@ def ship(run: Path, name: str, command: str, dest: Path = DEFAULT_DEST) -> Path:
     meta["vecnormalize"] = f"{name}.vecnormalize.pkl"
     meta["training"] = {"cpu_s": round(float(log.get("cpu_s", float("nan"))), 1), "validation_curve": curve,
                         "bc": log.get("bc"), "command": command}
+    lineage = _lineage(run, log)
+    if len(lineage) > 1:  # a run continued from others (--init): the agent's whole cost
+        meta["training"]["runs"] = [{"run": str(r), "cpu_s": round(c, 1)} for r, c in lineage]
+        meta["training"]["cpu_s_total"] = round(sum(c for _, c in lineage), 1)
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run / "agent.zip", dest / f"{name}.zip")
     shutil.copyfile(run / "agent.vecnormalize.pkl", dest / f"{name}.vecnormalize.pkl")
     (dest / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n")
     return dest / f"{name}.zip"
+
+
+def _lineage(run: Path, log: dict) -> list[tuple[Path, float]]:
+    """``(run folder, CPU seconds)`` of ``run`` and of every run it continued from (``--init``), newest first."""
+    chain = [(run, float(log.get("cpu_s", float("nan"))))]
+    seen = {run.resolve()}
+    while log.get("init"):
+        parent = Path(log["init"]).parent
+        if parent.resolve() in seen or not (parent / "log.json").is_file():
+            raise ConfigError(f"run {chain[-1][0]}: it continued from {log['init']}, whose log.json is missing "
+                              "(ship from a tree that has every run of the chain)")
+        seen.add(parent.resolve())
+        try:
+            log = json.loads((parent / "log.json").read_text())
+        except ValueError:
+            raise ConfigError(f"run {parent}: unreadable log.json") from None
+        chain.append((parent, float(log.get("cpu_s", float("nan")))))
+    return chain
 
 
 def main(argv: Sequence[str] | None = None) -> int:

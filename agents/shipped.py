@@ -61,6 +61,19 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-pollux8x8", "leaderboard/agents/agent-v1-pollux8x8.zip",
                  "MaskablePPO network on DDLCluster-Pollux8x8-100G-v1: BC sjf+ca, then PPO with gamma 1 and the "
                  "sjf+ca-relative reward (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-pollux25g-r2", "leaderboard/agents/agent-v1-pollux25g-r2.zip",
+                 "MaskablePPO network on DDLCluster-Pollux25G-v1, round 2: BC srsf+ca, 1.6M PPO steps, then 1M more "
+                 "from the best checkpoint (train_v1 --init); srsf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-pollux8x8-r2", "leaderboard/agents/agent-v1-pollux8x8-r2.zip",
+                 "MaskablePPO network on DDLCluster-Pollux8x8-100G-v1, round 2: BC sjf+ca, 1.2M PPO steps, then 1M "
+                 "more from the best checkpoint; sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-heliosib200", "leaderboard/agents/agent-v1-heliosib200.zip",
+                 "MaskablePPO network on DDLCluster-HeliosIB200-v1: BC sjf+ca, 1.6M PPO steps, then 1M more from the "
+                 "best checkpoint; sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-polluxnc25g", "leaderboard/agents/agent-v1-polluxnc25g.zip",
+                 "MaskablePPO network on the non-clairvoyant DDLCluster-PolluxNC25G-v1 with the gpu-step window "
+                 "(queue_order=gpu-step): BC gpu-step+ca, PPO with the reward relative to the preemptive 2D-Gittins "
+                 "reference (docs/suite-agents.md)"),
     ShippedAgent("agent-10g", "leaderboard/default-10g/agents/agent-10g.zip",
                  "RETIRED from default: BC sjf+ca + PPO on the former 10 GbE default (legacy observation, 16 servers)"),
     ShippedAgent("agent-10g-scratch", "leaderboard/default-10g/agents/agent-10g-scratch.zip",

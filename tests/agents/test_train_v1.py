@@ -63,6 +63,10 @@ def test_tiny_training_run_gives_an_agent_the_harness_runs_in_the_v1_env(tmp_pat
     again = evaluate([f"maskable-ppo:{shipped}"], "small", [1_000_000], None, workers=1, progress=False,
                      plots=False, echo=False)
     assert again.summary.iloc[0]["avg_jct_s"] == row["avg_jct_s"]
+    continued = ship(again_out, "agent-tiny-2", "x", zoo)  # its lineage: the run it continued from counts too
+    record = json.loads(continued.with_suffix(".json").read_text())["training"]
+    assert [r["run"] for r in record["runs"]] == [str(again_out), str(out)]
+    assert record["cpu_s_total"] == pytest.approx(sum(r["cpu_s"] for r in record["runs"]))
     meta["timesteps"] = 999
     (out / "agent.json").write_text(json.dumps(meta))
     with pytest.raises(ConfigError, match="not on log.json's validation curve"):
@@ -83,10 +87,12 @@ def test_preset_errors_are_named(tmp_path):
                   "--out", str(tmp_path / "x")])
 
 
-@pytest.mark.parametrize("name", ["agent-v1-papermix40g", "agent-v1-default10g", "agent-v1-pollux25g",
-                                  "agent-v1-pollux8x8"])
-def test_shipped_v1_agents_load_and_act_legally(name):
-    results = evaluate([name], "small", [1_000_000], None, workers=1, progress=False, plots=False, echo=False)
+@pytest.mark.parametrize("name, scenario", [
+    ("agent-v1-papermix40g", "small"), ("agent-v1-default10g", "small"), ("agent-v1-pollux25g", "small"),
+    ("agent-v1-pollux8x8", "small"), ("agent-v1-pollux25g-r2", "small"), ("agent-v1-pollux8x8-r2", "small"),
+    ("agent-v1-heliosib200", "small"), ("agent-v1-polluxnc25g", "small")])
+def test_shipped_v1_agents_load_and_act_legally(name, scenario):
+    results = evaluate([name], scenario, [1_000_000], None, workers=1, progress=False, plots=False, echo=False)
     row = results.summary.iloc[0]
     assert row["policy"] == name and row["jobs"] == 40 and row["invalid_actions"] == 0
 
