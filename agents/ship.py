@@ -61,7 +61,12 @@ def _lineage(run: Path, log: dict) -> list[tuple[Path, float]]:
     chain = [(run, float(log.get("cpu_s", float("nan"))))]
     seen = {run.resolve()}
     while log.get("init"):
-        parent = Path(log["init"]).parent
+        init = Path(log["init"])
+        parent = init.parent
+        shipped = _shipped_training(init)
+        if shipped is not None:  # continued from a zoo agent: its record already sums its own lineage
+            chain.append((init, float(shipped.get("cpu_s_total", shipped.get("cpu_s", float("nan"))))))
+            break
         if parent.resolve() in seen or not (parent / "log.json").is_file():
             raise ConfigError(f"run {chain[-1][0]}: it continued from {log['init']}, whose log.json is missing "
                               "(ship from a tree that has every run of the chain)")
@@ -72,6 +77,18 @@ def _lineage(run: Path, log: dict) -> list[tuple[Path, float]]:
             raise ConfigError(f"run {parent}: unreadable log.json") from None
         chain.append((parent, float(log.get("cpu_s", float("nan")))))
     return chain
+
+
+def _shipped_training(agent_zip: Path) -> dict | None:
+    """The ``training`` record of a zoo agent (``NAME.json`` beside ``NAME.zip``), or None for a run's agent."""
+    meta = agent_zip.with_suffix(".json")
+    if agent_zip.name == "agent.zip" or not meta.is_file():
+        return None
+    try:
+        record = json.loads(meta.read_text()).get("training")
+    except ValueError:
+        raise ConfigError(f"agent {agent_zip}: unreadable metadata {meta}") from None
+    return record if isinstance(record, dict) else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -67,6 +67,13 @@ def test_tiny_training_run_gives_an_agent_the_harness_runs_in_the_v1_env(tmp_pat
     record = json.loads(continued.with_suffix(".json").read_text())["training"]
     assert [r["run"] for r in record["runs"]] == [str(again_out), str(out)]
     assert record["cpu_s_total"] == pytest.approx(sum(r["cpu_s"] for r in record["runs"]))
+    # continuing from the zoo copy: the lineage ends at the shipped record
+    third = tmp_path / "third"
+    assert train_v1(["--task", "small", "--init", str(continued), "--reference", "srsf+pack", "--timesteps", "256",
+                     "--validate-every", "256", "--pool", "2", "--n-envs", "1", "--out", str(third)]) == 0
+    record3 = json.loads(ship(third, "agent-tiny-3", "x", zoo).with_suffix(".json").read_text())["training"]
+    assert [r["run"] for r in record3["runs"]] == [str(third), str(continued)]
+    assert record3["cpu_s_total"] == pytest.approx(record3["cpu_s"] + record["cpu_s_total"], abs=0.2)
     meta["timesteps"] = 999
     (out / "agent.json").write_text(json.dumps(meta))
     with pytest.raises(ConfigError, match="not on log.json's validation curve"):
