@@ -61,6 +61,9 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-pollux8x8", "leaderboard/agents/agent-v1-pollux8x8.zip",
                  "MaskablePPO network on DDLCluster-Pollux8x8-100G-v1: BC sjf+ca, then PPO with gamma 1 and the "
                  "sjf+ca-relative reward (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-papermix40g-r2", "leaderboard/agents/agent-v1-papermix40g-r2.zip",
+                 "MaskablePPO network on DDLCluster-PaperMix40G-v1, round 2: agent-v1-papermix40g continued for 800k "
+                 "PPO steps (train_v1 --init, seed 1); srsf+pack-relative reward, gamma 1 (docs/suite-agents.md)"),
     ShippedAgent("agent-v1-pollux25g-r2", "leaderboard/agents/agent-v1-pollux25g-r2.zip",
                  "MaskablePPO network on DDLCluster-Pollux25G-v1, round 2: BC srsf+ca, 1.6M PPO steps, then 1M more "
                  "from the best checkpoint (train_v1 --init); srsf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
