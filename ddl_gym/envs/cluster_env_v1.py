@@ -52,7 +52,6 @@ oldest first); empty slots are zeros. All values lie in [0, 1].
 
 from __future__ import annotations
 
-import bisect
 import math
 from typing import Any, Sequence
 
