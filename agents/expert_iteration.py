@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ddl_gym.agents.search_eval import NetworkGuide, SearchSeedItem, _guide, make_search, search_label, search_rows
+from ddl_gym.agents.search_eval import NetworkGuide, SearchSettings, _guide, make_search
 from ddl_gym.sim.model import ConfigError
 
 #: Seeds of round r start at train.start + SEED_OFFSET + r * SEED_STRIDE (clear of train_v1's pool 0..~300).
@@ -81,16 +81,10 @@ class EpisodeItem:
     agent: str
     task: str
     seed: int
-    sims: int
-    samples: int
-    depth: int
-    c_uct: float
-    fallback: str
+    search: SearchSettings
     reference: str
     root_noise: float
     search_seed: int
-    candidates: int = 4
-    final: str = "visits"
 
 
 def play_search_episode(item: EpisodeItem) -> dict[str, Any]:
@@ -113,9 +107,7 @@ def play_search_episode(item: EpisodeItem) -> dict[str, Any]:
     kwargs = {k: v for k, v in guide.env_kwargs.items() if k != "env_version"}
     env = make_v1_env(task.training_scenario, reference=item.reference, **kwargs)
     base = env.unwrapped
-    search = make_search(guide, sims=item.sims, samples=item.samples, depth=item.depth, c_uct=item.c_uct,
-                         fallback=item.fallback, root_noise=item.root_noise, seed=item.search_seed,
-                         candidates=item.candidates, final=item.final)
+    search = make_search(guide, item.search, root_noise=item.root_noise, seed=item.search_seed)
     search.reset(seed=item.search_seed)
     obs, info = env.reset(seed=int(item.seed))
     reference_avg = float(info.get("reference_avg_jct_s", math.nan))
@@ -298,11 +290,11 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
         for r in range(int(state["rounds_done"]) + 1, args.rounds + 1):
             current = out / f"round-{r - 1}" / "agent.zip"
             start = task.train_seeds.start + SEED_OFFSET + r * SEED_STRIDE
-            items = [EpisodeItem(agent=str(current.resolve()), task=task.name, seed=start + i, sims=args.sims,
-                                 samples=args.samples, depth=args.depth, c_uct=args.c_uct, fallback=args.fallback,
+            settings = SearchSettings(sims=args.sims, samples=args.samples, depth=args.depth, c_uct=args.c_uct,
+                                      fallback=args.fallback, candidates=args.candidates, final=args.final)
+            items = [EpisodeItem(agent=str(current.resolve()), task=task.name, seed=start + i, search=settings,
                                  reference=args.reference, root_noise=args.root_noise,
-                                 search_seed=args.seed * 1_000_003 + start + i, candidates=args.candidates,
-                                 final=args.final) for i in range(args.episodes)]
+                                 search_seed=args.seed * 1_000_003 + start + i) for i in range(args.episodes)]
             t0 = time.time()
             episodes = executor.map(play_search_episode, items, progress=False, desc=f"round {r}")
             data = {key: np.concatenate([e[key] for e in episodes]) for key in ("obs", "mask", "pi", "ret")}
@@ -367,15 +359,11 @@ def _write_state(path: Path, state: dict[str, Any]) -> None:
 def evaluate_agent(args: argparse.Namespace) -> list[Any]:
     """Network alone and network + non-clairvoyant search on the task's test seeds vs the best reference.
 
-    The network row is :func:`ddl_gym.agents.suite_eval.score_agent` itself; the search row runs each
-    test episode with :class:`ddl_gym.agents.mcts.MCTSPolicy` (network prior and first action,
-    ``future=args.future``) through ``Executor.map`` and is scored by the same rule (:func:`paired_row`).
+    The rows are :func:`ddl_gym.agents.suite_eval.score_agent` and
+    :func:`ddl_gym.agents.suite_eval.score_search` (network prior and first action, ``future=args.future``,
+    episodes through ``Executor.map``), scored by the same rule.
     """
-    from ddl_gym.agents.suite_eval import paired_row, score_agent
-    from ddl_gym.policies import make_policy
-    from ddl_gym.harness import simulate_episode
-    from ddl_gym.scenarios import get_scenario
-    from ddl_gym.sim.lower_bound import scenario_lower_bound
+    from ddl_gym.agents.suite_eval import score_agent, score_search
     from ddl_gym.suite import get_task
     from ddl_gym.suite_cards import best_reference
 
@@ -393,27 +381,20 @@ def evaluate_agent(args: argparse.Namespace) -> list[Any]:
             Path(args.write).write_text(json.dumps({"rows": [dataclasses.asdict(r) for r in rows], "seeds": seeds},
                                                    indent=2) + "\n")
         return rows
-    scenario = get_scenario(task.scenario)
-    ref = []
-    for seed in seeds:
-        cluster, workload = scenario.episode(seed)
-        result, _ = simulate_episode(make_policy(reference), scenario, cluster, workload, seed)
-        ref.append(float(result.summary()["avg_jct_s"]))
-    bound = np.array([scenario_lower_bound(scenario, s).avg_jct_s for s in seeds])
-    items = [SearchSeedItem(agent=agent, task=task.name, seed=int(s), sims=args.sims, samples=args.samples,
-                            depth=args.depth, c_uct=args.c_uct, fallback=args.fallback, future=args.future,
-                            candidates=args.candidates, final=args.final)
-             for s in seeds]
     t0 = time.time()
-    mine, cpu_h = search_rows(items, executor=args.executor, workers=args.workers, ray_address=args.ray_address)
-    row = paired_row(task, search_label(items[0], agent), reference, np.array(ref), mine, bound)
-    rows.append(row)
-    print(f"search row: {len(seeds)} episodes, {cpu_h:.3f} CPU-hours, {time.time() - t0:.0f} s wall", file=sys.stderr)
+    score = score_search(task.name, agent, reference, test_seeds=seeds, executor=args.executor, workers=args.workers,
+                         ray_address=args.ray_address, sims=args.sims, samples=args.samples, depth=args.depth,
+                         c_uct=args.c_uct, fallback=args.fallback, future=args.future, candidates=args.candidates,
+                         final=args.final)
+    rows.append(score.row)
+    print(f"search row: {len(seeds)} episodes, {score.cpu_hours:.3f} CPU-hours, {time.time() - t0:.0f} s wall",
+          file=sys.stderr)
     if args.write:
         Path(args.write).parent.mkdir(parents=True, exist_ok=True)
         Path(args.write).write_text(json.dumps({"rows": [dataclasses.asdict(r) for r in rows], "seeds": seeds,
-                                                "search_avg_jct_s": mine.tolist(), "reference_avg_jct_s": ref,
-                                                "search_cpu_hours": cpu_h}, indent=2) + "\n")
+                                                "search_avg_jct_s": score.search_avg_jct_s,
+                                                "reference_avg_jct_s": score.reference_avg_jct_s,
+                                                "search_cpu_hours": score.cpu_hours}, indent=2) + "\n")
     return rows
 
 
@@ -426,14 +407,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--out", required=True)
     train.add_argument("--rounds", type=int, default=3)
     train.add_argument("--episodes", type=int, default=8, help="search-generated episodes per round")
-    train.add_argument("--sims", type=int, default=32, help="MCTS simulations per decision (all samples together)")
-    train.add_argument("--samples", type=int, default=4, help="sampled futures per decision")
-    train.add_argument("--depth", type=int, default=0, help="network steps of a rollout before the fallback finishes it")
-    train.add_argument("--c-uct", type=float, default=0.5)
-    train.add_argument("--candidates", type=int, default=4, help="root actions each sampled tree expands first")
-    train.add_argument("--final", default="visits", choices=("visits", "best"),
+    train.add_argument("--sims", type=int, default=SearchSettings.sims, help="MCTS simulations per decision (all samples together)")
+    train.add_argument("--samples", type=int, default=SearchSettings.samples, help="sampled futures per decision")
+    train.add_argument("--depth", type=int, default=SearchSettings.depth, help="network steps of a rollout before the fallback finishes it")
+    train.add_argument("--c-uct", type=float, default=SearchSettings.c_uct)
+    train.add_argument("--candidates", type=int, default=SearchSettings.candidates, help="root actions each sampled tree expands first")
+    train.add_argument("--final", default=SearchSettings.final, choices=("visits", "best"),
                        help="action played: most visited, or lowest mean regret over the samples")
-    train.add_argument("--fallback", default="srsf+ca", help="classic rule finishing rollouts natively")
+    train.add_argument("--fallback", default=SearchSettings.fallback, help="classic rule finishing rollouts natively")
     train.add_argument("--reference", default="srsf+ca", help="reference of the relative reward (value targets)")
     train.add_argument("--root-noise", type=float, default=0.25)
     train.add_argument("--epochs", type=int, default=10)
@@ -452,13 +433,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--task", required=True)
     ev.add_argument("--agent", required=True)
     ev.add_argument("--reference", default=None, help="best reference (default: chosen on validation seeds)")
-    ev.add_argument("--sims", type=int, default=32)
-    ev.add_argument("--samples", type=int, default=4)
-    ev.add_argument("--depth", type=int, default=0)
-    ev.add_argument("--c-uct", type=float, default=0.5)
-    ev.add_argument("--candidates", type=int, default=4)
-    ev.add_argument("--final", default="visits", choices=("visits", "best"))
-    ev.add_argument("--fallback", default="srsf+ca")
+    ev.add_argument("--sims", type=int, default=SearchSettings.sims)
+    ev.add_argument("--samples", type=int, default=SearchSettings.samples)
+    ev.add_argument("--depth", type=int, default=SearchSettings.depth)
+    ev.add_argument("--c-uct", type=float, default=SearchSettings.c_uct)
+    ev.add_argument("--candidates", type=int, default=SearchSettings.candidates)
+    ev.add_argument("--final", default=SearchSettings.final, choices=("visits", "best"))
+    ev.add_argument("--fallback", default=SearchSettings.fallback)
     ev.add_argument("--future", default="sampled", choices=("sampled", "oracle"))
     ev.add_argument("--no-search", action="store_true", help="network row only")
     ev.add_argument("--seeds", type=int, default=None, help="first N test seeds (default: all)")

@@ -5,8 +5,9 @@ Shared by :mod:`ddl_gym.agents.expert_iteration` (the search that generates trai
 
 * :class:`NetworkGuide` — a shipped or trained MaskablePPO agent as the MCTS guide (``act``), PUCT
   prior (``probs``) and value (``value``);
-* :func:`make_search` — the non-clairvoyant :class:`ddl_gym.agents.mcts.MCTSPolicy` both use
-  (``future="sampled"``: forks whose unseen future is drawn from the scenario's arrival model);
+* :class:`SearchSettings` / :func:`make_search` — the non-clairvoyant
+  :class:`ddl_gym.agents.mcts.MCTSPolicy` both use (``future="sampled"``: forks whose unseen future is
+  drawn from the scenario's arrival model);
 * :class:`SearchSeedItem` / :func:`search_episode_avg_jct` — one test episode of network + search, a
   work item of :mod:`ddl_gym.executors` (local process pool or Ray);
 * :func:`search_rows` — those episodes on a list of seeds through an executor.
@@ -21,9 +22,31 @@ from typing import Any, Sequence
 
 import numpy as np
 
-#: Search settings of a suite board's "network + search" row unless the command line names others
-#: (the settings measured in docs/expert-iteration.md).
-DEFAULT_SEARCH = {"sims": 32, "samples": 4, "depth": 0, "c_uct": 0.5, "candidates": 4, "final": "visits"}
+
+@dataclasses.dataclass(frozen=True)
+class SearchSettings:
+    """Settings of the network-guided search; the defaults are those measured in docs/expert-iteration.md.
+
+    ``sims`` simulations per decision over ``samples`` sampled futures, rollouts of ``depth`` network
+    steps finished natively by ``fallback``, PUCT constant ``c_uct``, ``candidates`` root actions
+    expanded first, the action played by ``final`` ("visits" or "best"); ``future="oracle"`` forks the
+    true future (a clairvoyant oracle, for comparisons only).
+    """
+
+    sims: int = 32
+    samples: int = 4
+    depth: int = 0
+    c_uct: float = 0.5
+    fallback: str = "srsf+ca"
+    candidates: int = 4
+    final: str = "visits"
+    future: str = "sampled"
+
+    def label(self) -> str:
+        """The settings as they appear in a board row."""
+        return (f"MCTS(future={self.future}, sims={self.sims}, samples={self.samples}, depth={self.depth}, "
+                f"candidates={self.candidates}, final={self.final}, fallback={self.fallback})")
+
 
 
 # ============================================================================ the network as guide and prior
@@ -79,14 +102,14 @@ class NetworkGuide:
             return float(self.policy.predict_values(x)[0, 0])
 
 
-def make_search(guide: NetworkGuide, *, sims: int, samples: int, depth: int, c_uct: float, fallback: str,
-                root_noise: float, seed: int, future: str = "sampled", candidates: int = 4, final: str = "visits") -> Any:
-    """The non-clairvoyant MCTS the rounds and the evaluation use (``future="oracle"`` only for comparisons)."""
+def make_search(guide: NetworkGuide, settings: SearchSettings, *, root_noise: float, seed: int) -> Any:
+    """The MCTS the rounds and the evaluation use: ``guide``'s policy as prior and first action."""
     from ddl_gym.agents.mcts import MCTSPolicy
 
-    return MCTSPolicy(guide, simulations=sims, depth=depth, c_uct=c_uct, prior=guide.probs, backup="best",
-                      final=final, fallback=fallback, reuse_tree=False, future=future, samples=samples,
-                      root_noise=root_noise, seed=seed, root_candidates=candidates)
+    return MCTSPolicy(guide, simulations=settings.sims, depth=settings.depth, c_uct=settings.c_uct,
+                      prior=guide.probs, backup="best", final=settings.final, fallback=settings.fallback,
+                      reuse_tree=False, future=settings.future, samples=settings.samples, root_noise=root_noise,
+                      seed=seed, root_candidates=settings.candidates)
 
 
 _GUIDES: dict[str, tuple[float, NetworkGuide]] = {}
@@ -104,17 +127,12 @@ def _guide(path: str) -> NetworkGuide:
 # ============================================================================ network + search on one test episode
 @dataclasses.dataclass(frozen=True)
 class SearchSeedItem:
+    """One test episode of network + search (a work item of ``Executor.map``)."""
+
     agent: str
     task: str
     seed: int
-    sims: int
-    samples: int
-    depth: int
-    c_uct: float
-    fallback: str
-    future: str
-    candidates: int = 4
-    final: str = "visits"
+    search: SearchSettings = SearchSettings()
 
 
 def search_episode_avg_jct(item: SearchSeedItem) -> tuple[float, float]:
@@ -128,19 +146,11 @@ def search_episode_avg_jct(item: SearchSeedItem) -> tuple[float, float]:
     cpu0 = time.process_time()
     task = get_task(item.task)
     guide = _guide(item.agent)
-    search = make_search(guide, sims=item.sims, samples=item.samples, depth=item.depth, c_uct=item.c_uct,
-                         fallback=item.fallback, root_noise=0.0, seed=item.seed, future=item.future,
-                         candidates=item.candidates, final=item.final)
+    search = make_search(guide, item.search, root_noise=0.0, seed=item.seed)
     scenario = get_scenario(task.scenario)
     cluster, workload = scenario.episode(item.seed)
     result = search.run_episode(scenario, cluster, workload, np.random.default_rng(item.seed))
     return float(result.summary()["avg_jct_s"]), time.process_time() - cpu0
-
-
-def search_label(item: SearchSeedItem, agent_label: str) -> str:
-    """The row label of a network + search configuration."""
-    return (f"{agent_label} + MCTS(future={item.future}, sims={item.sims}, samples={item.samples}, "
-            f"depth={item.depth}, candidates={item.candidates}, final={item.final}, fallback={item.fallback})")
 
 
 def search_rows(items: Sequence[SearchSeedItem], *, executor: str = "local", workers: int | None = None,

@@ -27,12 +27,13 @@ The Markdown it writes is generated; edit the code, never the file.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -73,8 +74,6 @@ def goal_verdict(change_pct: float, ci_pct: float, better: int, seeds: int) -> s
 def score_agent(task_name: str, agent_path: str, *, validation_seeds: Sequence[int] | None = None,
                 test_seeds: Sequence[int] | None = None, reference: str | None = None, workers: int = 1) -> AgentRow:
     from ddl_gym.harness import evaluate
-    from ddl_gym.scenarios import get_scenario
-    from ddl_gym.sim.lower_bound import scenario_lower_bound
     from ddl_gym.suite import get_task
     from ddl_gym.suite_cards import best_reference
 
@@ -92,8 +91,7 @@ def score_agent(task_name: str, agent_path: str, *, validation_seeds: Sequence[i
         raise ConfigError(f"expected one agent row besides {reference!r}, got {labels}")
     ref = summary[summary["policy"] == reference].set_index("seed").loc[seeds, "avg_jct_s"].to_numpy(float)
     mine = summary[summary["policy"] == labels[0]].set_index("seed").loc[seeds, "avg_jct_s"].to_numpy(float)
-    scenario = get_scenario(task.scenario)
-    bound = np.array([scenario_lower_bound(scenario, s).avg_jct_s for s in seeds])
+    bound = _lp_bounds(task, seeds)
     return paired_row(task, label, reference, ref, mine, bound, kind=network_kind(task.name, agent_file))
 
 
@@ -137,41 +135,56 @@ def network_kind(task_name: str, agent_file: str) -> str:
     return "network" if trained_on in (None, task_name) else f"network, transfer from {trained_on}"
 
 
-def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequence[int] | None = None,
-                 fallback: str | None = None, executor: str = "local", workers: int | None = None,
-                 ray_address: str | None = None, **search: Any) -> tuple[AgentRow, float]:
-    """Network + non-clairvoyant search on the task's test seeds, paired with ``reference``.
+class SearchScore(NamedTuple):
+    """A network + search row and what it is made of (per-seed figures in test-seed order)."""
 
-    Returns the row and the search's CPU-hours. ``search`` overrides
-    :data:`ddl_gym.agents.search_eval.DEFAULT_SEARCH`; rollouts are finished by ``fallback`` (default:
-    the reference when it is a classic ``order+placement`` rule, else ``srsf+ca``).
+    row: AgentRow
+    cpu_hours: float
+    reference_avg_jct_s: list[float]
+    search_avg_jct_s: list[float]
+
+
+def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequence[int] | None = None,
+                 executor: str = "local", workers: int | None = None, ray_address: str | None = None,
+                 **overrides: Any) -> SearchScore:
+    """Network + search on the task's test seeds, paired with ``reference``.
+
+    ``overrides`` replace fields of :class:`ddl_gym.agents.search_eval.SearchSettings`; rollouts are
+    finished by ``fallback`` (default: the reference when it is a classic ``order+placement`` rule,
+    else ``srsf+ca``); ``future`` is ``"sampled"`` (non-clairvoyant) unless overridden with ``"oracle"``.
     """
-    from ddl_gym.agents.search_eval import DEFAULT_SEARCH, SearchSeedItem, search_label, search_rows
+    from ddl_gym.agents.search_eval import SearchSeedItem, SearchSettings, search_rows
     from ddl_gym.harness import evaluate
-    from ddl_gym.scenarios import get_scenario
-    from ddl_gym.sim.lower_bound import scenario_lower_bound
     from ddl_gym.suite import get_task
 
     task = get_task(task_name)
-    unknown = set(search) - set(DEFAULT_SEARCH)
+    known = [f.name for f in dataclasses.fields(SearchSettings)]
+    unknown = set(overrides) - set(known)
     if unknown:
-        raise ConfigError(f"unknown search settings {sorted(unknown)}; known: {', '.join(DEFAULT_SEARCH)}")
-    settings = {**DEFAULT_SEARCH, **search}
-    if fallback is None:
-        fallback = reference if "+" in reference and ":" not in reference else "srsf+ca"
+        raise ConfigError(f"unknown search settings {sorted(unknown)}; known: {', '.join(known)}")
+    fallback = reference if "+" in reference and ":" not in reference else "srsf+ca"
+    settings = SearchSettings(**{"fallback": fallback, **overrides})
     seeds = list(test_seeds if test_seeds is not None else task.test_seeds)
     label, agent_file = resolve_agent(agent)
     results = evaluate([reference], task.scenario, seeds, None, workers=workers or 1, progress=False, plots=False,
                        echo=False)
     ref = results.summary.set_index("seed").loc[seeds, "avg_jct_s"].to_numpy(float)
-    items = [SearchSeedItem(agent=str(Path(agent_file).resolve()), task=task.name, seed=int(s), fallback=fallback,
-                            future="sampled", **settings) for s in seeds]
+    items = [SearchSeedItem(agent=str(Path(agent_file).resolve()), task=task.name, seed=int(s), search=settings)
+             for s in seeds]
     mine, cpu_hours = search_rows(items, executor=executor, workers=workers, ray_address=ray_address)
+    searched = "network + search" if settings.future == "sampled" else "network + clairvoyant search (oracle)"
+    kind = network_kind(task.name, agent_file).replace("network", searched, 1)
+    row = paired_row(task, f"{label} + {settings.label()}", reference, ref, mine, _lp_bounds(task, seeds), kind=kind)
+    return SearchScore(row, cpu_hours, ref.tolist(), mine.tolist())
+
+
+def _lp_bounds(task: Any, seeds: Sequence[int]) -> np.ndarray:
+    """The LP lower bound on avg JCT of each of ``task``'s test episodes ``seeds``."""
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.lower_bound import scenario_lower_bound
+
     scenario = get_scenario(task.scenario)
-    bound = np.array([scenario_lower_bound(scenario, s).avg_jct_s for s in seeds])
-    kind = "network + search" if network_kind(task.name, agent_file) == "network" else \
-        network_kind(task.name, agent_file).replace("network", "network + search", 1)
-    return paired_row(task, search_label(items[0], label), reference, ref, mine, bound, kind=kind), cpu_hours
+    return np.array([scenario_lower_bound(scenario, s).avg_jct_s for s in seeds])
 
 
 def board_markdown(rows: Sequence[AgentRow], command: str, search_cpu: dict[str, float] | None = None) -> str:
@@ -234,10 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ddl_gym.suite_cards import best_reference
 
             reference = references.get(task) or best_reference(get_task(task), workers=args.workers)[0]
-            row, hours = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
-                                      ray_address=args.ray_address)
-            rows.append(row)
-            search_cpu[task] = search_cpu.get(task, 0.0) + hours
+            score = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
+                                 ray_address=args.ray_address)
+            rows.append(score.row)
+            search_cpu[task] = search_cpu.get(task, 0.0) + score.cpu_hours
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)
     command = "python -m ddl_gym.agents.suite_eval " + " ".join(
         [f"--agent {a}" for a in args.agent] + [f"--search {a}" for a in args.search]

@@ -30,10 +30,10 @@ def test_expert_labels_of_consecutive_episodes_equal_those_of_fresh_envs():
 
 _SEARCH = """
 import json
-from ddl_gym.agents.search_eval import SearchSeedItem, search_episode_avg_jct
+from ddl_gym.agents.search_eval import SearchSeedItem, SearchSettings, search_episode_avg_jct
 from ddl_gym.agents.shipped import SHIPPED_AGENTS
 item = SearchSeedItem(agent=str(SHIPPED_AGENTS["agent-v1-pollux8x8"].file), task="pollux-8x8-100g", seed=1_000_000,
-                      sims=4, samples=2, depth=0, c_uct=0.5, fallback="sjf+ca", future="sampled", candidates=2)
+                      search=SearchSettings(sims=4, samples=2, fallback="sjf+ca", candidates=2))
 print(json.dumps(search_episode_avg_jct(item)[0]))
 """
 

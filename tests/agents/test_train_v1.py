@@ -119,8 +119,9 @@ def test_suite_eval_names_agents_and_marks_transfer_rows(tmp_path):
 def test_suite_eval_search_row_pairs_the_search_with_the_reference():
     from ddl_gym.agents.suite_eval import score_search
 
-    row, hours = score_search("pollux-8x8-100g", "agent-v1-pollux8x8", "sjf+ca", test_seeds=[1_000_000],
-                              sims=4, samples=2, candidates=2)
+    score = score_search("pollux-8x8-100g", "agent-v1-pollux8x8", "sjf+ca", test_seeds=[1_000_000],
+                         sims=4, samples=2, candidates=2)
+    row, hours = score.row, score.cpu_hours
     assert row.kind == "network + search" and "MCTS(future=sampled" in row.agent and "fallback=sjf+ca" in row.agent
     assert row.seeds == 1 and hours > 0
     direct = evaluate(["sjf+ca"], "pollux-8x8-100g", [1_000_000], None, workers=1, progress=False, plots=False,

@@ -246,12 +246,12 @@ def test_search_episodes_on_the_cluster_equal_the_local_pool(cluster):
     Executor.map items on Ray workers and give exactly what the local process pool gives."""
     import ray
 
-    from ddl_gym.agents.search_eval import SearchSeedItem, search_rows
+    from ddl_gym.agents.search_eval import SearchSeedItem, SearchSettings, search_rows
     from ddl_gym.agents.shipped import SHIPPED_AGENTS
 
     agent = str(SHIPPED_AGENTS["agent-v1-pollux8x8"].file)
-    items = [SearchSeedItem(agent=agent, task="pollux-8x8-100g", seed=s, sims=4, samples=2, depth=0, c_uct=0.5,
-                            fallback="sjf+ca", future="sampled", candidates=2) for s in (1_000_000, 1_000_001)]
+    settings = SearchSettings(sims=4, samples=2, fallback="sjf+ca", candidates=2)
+    items = [SearchSeedItem(agent=agent, task="pollux-8x8-100g", seed=s, search=settings) for s in (1_000_000, 1_000_001)]
     local, local_hours = search_rows(items, executor="local", workers=2)
     try:
         remote, remote_hours = search_rows(items, executor="ray", ray_address=cluster.address)
