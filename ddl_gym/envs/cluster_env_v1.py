@@ -13,7 +13,7 @@ v1 keeps v0's simulator, actions, masks and episode end, and changes what learni
   and every remaining-time feature read 0 and the window is in arrival order (``queue_order="fifo"``,
   the default) or in ``"gpu-step"`` order (fewest GPU-seconds per training step first: it reads no
   iteration count, and with FIFO the 8-slot window shows only the oldest jobs while the queue is longer
-  than that at 84–87% of the decisions of ``pollux-nc-25g``).
+  than that at more than 80% of the decisions of ``pollux-nc-25g`` under ``fifo+ca``, tested).
 * **Arrival pools** (``arrival_pool=n`` or a seed list): every episode draws its input from a fixed
   pool of episode seeds, so several rollouts share one arrival sequence (the input-driven baseline of
   Decima, Mao et al. SIGCOMM'19); ``info["episode_seed"]`` names the input.

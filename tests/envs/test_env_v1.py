@@ -128,6 +128,23 @@ def test_gpu_step_window_reads_no_iteration_count():
     assert views == {"gpu-step": True, "srsf": False}
 
 
+@pytest.mark.parametrize("seed", [500_000, 500_001])
+def test_fifo_window_shows_only_the_oldest_jobs_most_of_the_time_on_the_non_clairvoyant_task(seed):
+    """The figure behind the gpu-step window (docs/training.md, this env's docstring): on ``pollux-nc-25g``
+    driven by ``fifo+ca``, the queue is longer than the 8-slot window at more than 80% of the decisions."""
+    from ddl_gym.agents.imitation import expert_action
+
+    env = DDLClusterEnvV1("pollux-nc-25g", clairvoyant=False)
+    env.reset(seed=seed)
+    longer = []
+    while True:
+        longer.append(len(env.sim.queue) > env.window)
+        _, _, terminated, truncated, _ = env.step(expert_action(env, "fifo+ca", "window"))
+        if terminated or truncated:
+            break
+    assert np.mean(longer) > 0.8
+
+
 def test_arrival_pool_draws_fixed_inputs():
     env = DDLClusterEnvV1("small", arrival_pool=[11, 12])
     env.reset(seed=0)
