@@ -47,8 +47,9 @@ def ship(run: Path, name: str, command: str, dest: Path = DEFAULT_DEST) -> Path:
                         "bc": log.get("bc"), "command": command}
     lineage = _lineage(run, log)
     if len(lineage) > 1:  # a run continued from others (--init): the agent's whole cost
-        meta["training"]["runs"] = [{"run": str(r), "cpu_s": round(c, 1)} for r, c in lineage]
-        meta["training"]["cpu_s_total"] = round(sum(c for _, c in lineage), 1)
+        runs = [{"run": str(r), "cpu_s": round(c, 1)} for r, c in lineage]
+        meta["training"]["runs"] = runs
+        meta["training"]["cpu_s_total"] = round(sum(r["cpu_s"] for r in runs), 1)  # adds up as printed
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run / "agent.zip", dest / f"{name}.zip")
     shutil.copyfile(run / "agent.vecnormalize.pkl", dest / f"{name}.vecnormalize.pkl")
