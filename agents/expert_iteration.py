@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ddl_gym.agents.search_eval import NetworkGuide, SearchSettings, _guide, make_search
+from ddl_gym.agents.search_eval import LEAVES, NetworkGuide, SearchSettings, _guide, make_search
 from ddl_gym.sim.model import ConfigError
 
 #: Seeds of round r start at train.start + SEED_OFFSET + r * SEED_STRIDE (clear of train_v1's pool 0..~300).
@@ -291,7 +291,8 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
             current = out / f"round-{r - 1}" / "agent.zip"
             start = task.train_seeds.start + SEED_OFFSET + r * SEED_STRIDE
             settings = SearchSettings(sims=args.sims, samples=args.samples, depth=args.depth, c_uct=args.c_uct,
-                                      fallback=args.fallback, candidates=args.candidates, final=args.final)
+                                      fallback=args.fallback, candidates=args.candidates, final=args.final,
+                                      leaf=args.leaf)
             items = [EpisodeItem(agent=str(current.resolve()), task=task.name, seed=start + i, search=settings,
                                  reference=args.reference, root_noise=args.root_noise,
                                  search_seed=args.seed * 1_000_003 + start + i) for i in range(args.episodes)]
@@ -317,7 +318,8 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
                                    temperature=args.target_temperature)
             save_agent(model, current, round_dir, {"expert_iteration": {
                 "round": r, "init": str(args.init), "task": task.name, "sims": args.sims, "samples": args.samples,
-                "depth": args.depth, "fallback": args.fallback, "reference": args.reference, "episodes": args.episodes,
+                "depth": args.depth, "fallback": args.fallback, "leaf": args.leaf, "reference": args.reference,
+                "episodes": args.episodes,
                 "future": "sampled (non-clairvoyant)"}})
             validation = list(task.validation_seeds)[: args.validation_seeds]
             score = validate_network(round_dir / "agent.zip", task.name, validation)
@@ -385,7 +387,7 @@ def evaluate_agent(args: argparse.Namespace) -> list[Any]:
     score = score_search(task.name, agent, reference, test_seeds=seeds, executor=args.executor, workers=args.workers,
                          ray_address=args.ray_address, sims=args.sims, samples=args.samples, depth=args.depth,
                          c_uct=args.c_uct, fallback=args.fallback, future=args.future, candidates=args.candidates,
-                         final=args.final)
+                         final=args.final, leaf=args.leaf)
     rows.append(score.row)
     print(f"search row: {len(seeds)} episodes, {score.cpu_hours:.3f} CPU-hours, {time.time() - t0:.0f} s wall",
           file=sys.stderr)
@@ -415,6 +417,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--final", default=SearchSettings.final, choices=("visits", "best"),
                        help="action played: most visited, or lowest mean regret over the samples")
     train.add_argument("--fallback", default=SearchSettings.fallback, help="classic rule finishing rollouts natively")
+    train.add_argument("--leaf", default=SearchSettings.leaf, choices=LEAVES,
+                       help="how an evaluation ends after --depth network steps: the fallback's native finish "
+                            "(rollout) or the network's value head (value)")
     train.add_argument("--reference", default="srsf+ca", help="reference of the relative reward (value targets)")
     train.add_argument("--root-noise", type=float, default=0.25)
     train.add_argument("--epochs", type=int, default=10)
@@ -440,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--candidates", type=int, default=SearchSettings.candidates)
     ev.add_argument("--final", default=SearchSettings.final, choices=("visits", "best"))
     ev.add_argument("--fallback", default=SearchSettings.fallback)
+    ev.add_argument("--leaf", default=SearchSettings.leaf, choices=LEAVES)
     ev.add_argument("--future", default="sampled", choices=("sampled", "oracle"))
     ev.add_argument("--no-search", action="store_true", help="network row only")
     ev.add_argument("--seeds", type=int, default=None, help="first N test seeds (default: all)")

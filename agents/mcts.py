@@ -64,7 +64,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -204,6 +204,19 @@ class ClassicGuide:
 
 
 # ---------------------------------------------------------------------------- search tree
+class LeafEstimator(Protocol):
+    """What the paired search asks of a leaf evaluator (``MCTSPolicy(leaf=...)``).
+
+    ``prepare(twin)`` runs once per sampled future (the twin env as forked at the root) and returns a
+    context; ``estimate(env, obs, context)`` returns the estimated episode Σ JCT (s) of the state
+    ``env`` (observation ``obs``) reached on that future, in the units of ``sim.jobs_area``.
+    """
+
+    def prepare(self, twin: DDLClusterEnv) -> Any: ...
+
+    def estimate(self, env: DDLClusterEnv, obs: np.ndarray, context: Any) -> float: ...
+
+
 @dataclasses.dataclass
 class _Node:
     env: DDLClusterEnv
@@ -277,6 +290,9 @@ class MCTSPolicy:
         root_candidates: ``future="sampled"``: the root actions every sample's tree expands first (the
             guide's, then the most probable under the prior); a peaked prior otherwise sends every
             simulation of a small budget below the guide's action.
+        leaf: ``future="sampled"`` only: a :class:`LeafEstimator` that replaces the ``fallback``
+            finish of every evaluation after its ``depth`` guide steps (e.g. a network's value head,
+            :class:`ddl_gym.agents.search_eval.ValueLeaf`); ``None`` (default) finishes natively.
     """
 
     engine = "job"
@@ -302,6 +318,7 @@ class MCTSPolicy:
         root_noise: float = 0.0,
         noise_alpha: float = 0.3,
         root_candidates: int = 1,
+        leaf: LeafEstimator | None = None,
     ) -> None:
         from ddl_gym.bounds import check_int
 
@@ -322,6 +339,17 @@ class MCTSPolicy:
             raise ConfigError("mcts: root_noise must lie in [0, 1] and noise_alpha be > 0")
         if not callable(prior) and prior not in ("guide", "uniform"):
             raise ConfigError(f"prior must be 'guide', 'uniform' or a callable, got {prior!r}")
+        if leaf is not None:
+            if future != "sampled":
+                raise ConfigError(f"mcts: a leaf estimator is used by the paired search only (future='sampled'), "
+                                  f"not future={future!r}")
+            if objective != "jct":
+                raise ConfigError(f"mcts: a leaf estimator estimates Σ JCT; objective={objective!r} has none")
+            if isinstance(guide, str):
+                raise ConfigError("mcts: a leaf estimator reads observations; the guide must be a policy, not a classic rule")
+            if depth is None:
+                raise ConfigError("mcts: a leaf estimator scores the state after `depth` guide steps; depth=None "
+                                  "rolls out to the end and would never use it")
         self.classic_guide: ClassicGuide | None = None
         self.guide_policy: Any = None
         if isinstance(guide, str):
@@ -351,12 +379,14 @@ class MCTSPolicy:
         self.root_noise = float(root_noise)
         self.noise_alpha = float(noise_alpha)
         self.root_candidates = int(root_candidates)
+        self.leaf = leaf
         self._sampler: Any = None
         self._sampler_for: Any = None
         self._searches = 0
         tag = "oracle" if future == "oracle" else ("sampled" if future == "sampled" else f"determinized×{samples}")
+        leaf_tag = "" if leaf is None else f",leaf={getattr(leaf, 'name', type(leaf).__name__)}"
         self.name = (f"mcts[{guide_name},sims={simulations},depth={'end' if depth is None else depth},{objective},"
-                     f"future={tag}]")
+                     f"future={tag}{leaf_tag}]")
         kwargs: dict[str, Any] = dict(getattr(guide, "env_kwargs", None) or {})
         kwargs.update(env_kwargs or {})
         kwargs["reward"] = objective
@@ -500,6 +530,7 @@ class MCTSPolicy:
             if self.root_noise > 0:
                 prior = (1.0 - self.root_noise) * prior + self.root_noise * rng.dirichlet(np.full(len(valid), self.noise_alpha))
             futures: list[DDLClusterEnv] = []
+            contexts: list[Any] = []  # the leaf estimator's per-future context (e.g. the reference's run on it)
             baseline: list[float] = []
             actions = valid.tolist()
             index = {a: i for i, a in enumerate(actions)}
@@ -512,13 +543,14 @@ class MCTSPolicy:
                 while len(futures) <= i:  # a new future, and the guide's action on it
                     twin = self._sampler.fork(base, rng)
                     futures.append(twin)
-                    baseline.append(self._action_cost(twin, guide_action))
+                    contexts.append(self.leaf.prepare(twin) if self.leaf is not None else None)
+                    baseline.append(self._action_cost(twin, guide_action, contexts[-1]))
                     sims += 1
                 visits[action] = i + 1
                 if action == guide_action:
                     regret_sum[action] = 0.0
                     return
-                cost = self._action_cost(futures[i], action)
+                cost = self._action_cost(futures[i], action, contexts[i])
                 regret_sum[action] = regret_sum.get(action, 0.0) + cost - baseline[i]
                 sims += 1
 
@@ -555,16 +587,17 @@ class MCTSPolicy:
         self.decision_times.append(stats.wall_s)
         return stats
 
-    def _action_cost(self, env: DDLClusterEnv, action: int) -> float:
-        """Episode cost of ``action`` then the rollout (``depth`` guide steps, then ``fallback``) from ``env`` (forked)."""
+    def _action_cost(self, env: DDLClusterEnv, action: int, context: Any = None) -> float:
+        """Episode cost of ``action`` then the rollout (``depth`` guide steps, then ``fallback`` or the leaf
+        estimator with its ``context``) from ``env`` (forked)."""
         twin = env.fork()
-        if self._needs_obs and self.depth:
+        if self._needs_obs and (self.depth or self.leaf is not None):
             obs, _, _, _, info = twin.step(action)
             node = self._make_node(twin, obs, info)
         else:
             twin.apply_action(action)
             node = self._make_node(twin, None, None)
-        return self._rollout(node)
+        return self._rollout(node, context)
 
     def _search_sampled(self, env: DDLClusterEnv, start: float) -> SearchStats:
         """Non-clairvoyant search: one tree per sampled future, root visits summed (module docstring)."""
@@ -749,8 +782,9 @@ class MCTSPolicy:
         node.children[action] = child
         return child
 
-    def _rollout(self, leaf: _Node) -> float:
-        """Episode cost of "the leaf's state, then the guide" (leaf state untouched)."""
+    def _rollout(self, leaf: _Node, context: Any = None) -> float:
+        """Episode cost of "the leaf's state, then the guide" (leaf state untouched): the guide for ``depth``
+        decisions, then the native ``fallback`` finish or, with a leaf estimator, its estimate."""
         if leaf.terminal:
             return self._cost(leaf.env.sim)  # type: ignore[arg-type]
         env = leaf.env.fork()
@@ -768,6 +802,10 @@ class MCTSPolicy:
             obs, _, _, _, info = env.step(action)
             steps += 1
         if not env.sim.done:
+            if self.leaf is not None:
+                if obs is None:
+                    obs = env._observe()
+                return float(self.leaf.estimate(env, obs, context))
             sim = env.sim
             self.fallback.finish_native(sim, env.np_random)
         return self._cost(env.sim)

@@ -5,6 +5,8 @@ Shared by :mod:`ddl_gym.agents.expert_iteration` (the search that generates trai
 
 * :class:`NetworkGuide` — a shipped or trained MaskablePPO agent as the MCTS guide (``act``), PUCT
   prior (``probs``) and value (``value``);
+* :class:`ValueLeaf` — the network's value head as the search's leaf evaluation (AlphaZero's), in
+  place of the native fallback finish (``SearchSettings(leaf="value")``);
 * :class:`SearchSettings` / :func:`make_search` — the non-clairvoyant
   :class:`ddl_gym.agents.mcts.MCTSPolicy` both use (``future="sampled"``: forks whose unseen future is
   drawn from the scenario's arrival model);
@@ -28,7 +30,8 @@ class SearchSettings:
     """Settings of the network-guided search; the defaults are those measured in docs/expert-iteration.md.
 
     ``sims`` simulations per decision over ``samples`` sampled futures, rollouts of ``depth`` network
-    steps finished natively by ``fallback``, PUCT constant ``c_uct``, ``candidates`` root actions
+    steps finished natively by ``fallback`` (``leaf="rollout"``) or scored by the network's value head
+    (``leaf="value"``, :class:`ValueLeaf`), PUCT constant ``c_uct``, ``candidates`` root actions
     expanded first, the action played by ``final`` ("visits" or "best"); ``future="oracle"`` forks the
     true future (a clairvoyant oracle, for comparisons only).
     """
@@ -41,11 +44,25 @@ class SearchSettings:
     candidates: int = 4
     final: str = "visits"
     future: str = "sampled"
+    leaf: str = "rollout"
+
+    def __post_init__(self) -> None:
+        from ddl_gym.sim.model import ConfigError
+
+        if self.leaf not in LEAVES:
+            raise ConfigError(f"search leaf must be one of {LEAVES}, got {self.leaf!r}")
+        if self.leaf == "value" and self.future != "sampled":
+            raise ConfigError("search leaf='value' needs future='sampled' (the paired search)")
 
     def label(self) -> str:
         """The settings as they appear in a board row."""
+        finish = f"fallback={self.fallback}" if self.leaf == "rollout" else "leaf=value head"
         return (f"MCTS(future={self.future}, sims={self.sims}, samples={self.samples}, depth={self.depth}, "
-                f"candidates={self.candidates}, final={self.final}, fallback={self.fallback})")
+                f"candidates={self.candidates}, final={self.final}, {finish})")
+
+
+#: how an evaluation is finished after its ``depth`` network steps
+LEAVES = ("rollout", "value")
 
 
 
@@ -102,14 +119,74 @@ class NetworkGuide:
             return float(self.policy.predict_values(x)[0, 0])
 
 
+class ValueLeaf:
+    """The network's value head as the leaf evaluation of the paired search (``MCTSPolicy(leaf=...)``).
+
+    A v1 agent is trained on the reference-relative reward (:mod:`ddl_gym.relative_reward`), so its
+    value at a state ``s`` reached at time ``t`` estimates
+
+        V(s) ≈ scale · ∫_t^∞ (N_ref(u) − N_agent(u)) du,
+
+    where ``N_ref`` is what the agent's training reference has in the system on the same input. The
+    agent's cost still to come is therefore ``∫_t^∞ N_ref − V(s)/scale``, and the episode's Σ JCT is
+    estimated as
+
+        jobs_area(t) + Σ_j (C_j^ref − max(r_j, t))⁺ − V(s) / scale,
+
+    where ``C^ref`` are the reference's finish times on the sampled future's whole input (the true
+    past and the sampled future: ``prepare`` runs the reference once per future, with generator seed
+    0). On a clairvoyant task the reference's past on that input is its true past. On a
+    non-clairvoyant one the future resamples the remaining work of arrived jobs, so the reference's
+    past is re-simulated with that work: an approximation, as the sample itself is.
+
+    Args:
+        guide: the network (its value head, the reference its value was last trained against —
+            ``expert_iteration.reference`` or else ``recipe.reference`` in its metadata — and reward scale).
+        reference: the reference the value is relative to (default: the agent's training reference).
+    """
+
+    def __init__(self, guide: NetworkGuide, reference: str | None = None) -> None:
+        from ddl_gym.policies import make_policy
+        from ddl_gym.sim.model import ConfigError
+
+        meta = guide.agent.metadata
+        # the reference of the reward the value head was last trained on: an expert-iteration round's, else PPO's
+        trained = (meta.get("expert_iteration") or {}).get("reference") or (meta.get("recipe") or {}).get("reference")
+        self.reference = reference or trained
+        if not self.reference:
+            raise ConfigError(f"{guide.agent.path}: the agent records no training reference (recipe.reference or "
+                              "expert_iteration.reference); "
+                              "a value leaf needs the reference its value is relative to")
+        self.guide = guide
+        self._policy = make_policy(self.reference)
+        self.scale = float(guide.env_kwargs.get("reward_scale", 1.0 / 3600.0))
+        self.name = f"value[{self.reference}]"
+
+    def prepare(self, twin: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The reference's run on the twin's whole input: (arrival, finish) per job."""
+        from ddl_gym.harness import simulate_episode
+
+        sim = twin.sim
+        result, _ = simulate_episode(self._policy, twin.scenario, sim.cluster, sim.workload, 0)
+        return np.asarray(sim.workload.arrival, dtype=np.float64), np.asarray(result.finish, dtype=np.float64)
+
+    def estimate(self, env: Any, obs: np.ndarray, context: tuple[np.ndarray, np.ndarray]) -> float:
+        arrival, finish = context
+        now = env.sim.now
+        reference_to_come = float(np.clip(finish - np.maximum(arrival, now), 0.0, None).sum())
+        return float(env.sim.jobs_area) + reference_to_come - self.guide.value(obs) / self.scale
+
+
 def make_search(guide: NetworkGuide, settings: SearchSettings, *, root_noise: float, seed: int) -> Any:
-    """The MCTS the rounds and the evaluation use: ``guide``'s policy as prior and first action."""
+    """The MCTS the rounds and the evaluation use: ``guide``'s policy as prior and first action (and, with
+    ``settings.leaf == "value"``, its value head as the leaf evaluation)."""
     from ddl_gym.agents.mcts import MCTSPolicy
 
     return MCTSPolicy(guide, simulations=settings.sims, depth=settings.depth, c_uct=settings.c_uct,
                       prior=guide.probs, backup="best", final=settings.final, fallback=settings.fallback,
                       reuse_tree=False, future=settings.future, samples=settings.samples, root_noise=root_noise,
-                      seed=seed, root_candidates=settings.candidates)
+                      seed=seed, root_candidates=settings.candidates,
+                      leaf=ValueLeaf(guide) if settings.leaf == "value" else None)
 
 
 _GUIDES: dict[str, tuple[float, NetworkGuide]] = {}

@@ -5,7 +5,9 @@
 
 ``--agent TASK=AGENT`` scores a network alone; ``--search TASK=AGENT`` scores that network as the
 guide and prior of the non-clairvoyant tree search (:mod:`ddl_gym.agents.search_eval`; its episodes
-run on ``--executor local|ray``). ``AGENT`` is a shipped agent's name
+run on ``--executor local|ray``); ``--search TASK=AGENT,KEY=VALUE,...`` overrides fields of
+:class:`ddl_gym.agents.search_eval.SearchSettings` for that row (e.g. ``leaf=value,depth=2``: the
+network's value head scores the leaves). ``AGENT`` is a shipped agent's name
 (:data:`ddl_gym.agents.shipped.SHIPPED_AGENTS`) or an agent zip. A network trained on another task
 is marked as a transfer row.
 
@@ -216,8 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a task and its network: a shipped agent's name or an agent zip (repeatable); "
                              "@POLICY pairs this row with POLICY instead of the task's best reference (e.g. the best "
                              "non-preemptive one)")
-    parser.add_argument("--search", action="append", default=[], metavar="TASK=AGENT",
-                        help="a task and the network that guides the non-clairvoyant search (repeatable)")
+    parser.add_argument("--search", action="append", default=[], metavar="TASK=AGENT[,KEY=VALUE...]",
+                        help="a task and the network that guides the non-clairvoyant search (repeatable); KEY=VALUE "
+                             "pairs override the search settings of this row (sims, samples, depth, c_uct, "
+                             "candidates, final, fallback, leaf)")
     parser.add_argument("--reference", action="append", default=[], metavar="TASK=POLICY",
                         help="the task's best reference as chosen on its validation seeds (docs/suite.md's cards); "
                              "default: choose it again here on the validation seeds")
@@ -246,9 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ddl_gym.suite import get_task
             from ddl_gym.suite_cards import best_reference
 
+            agent, overrides = _search_overrides(parser, agent)
             reference = references.get(task) or best_reference(get_task(task), workers=args.workers)[0]
             score = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
-                                 ray_address=args.ray_address)
+                                 ray_address=args.ray_address, **overrides)
             rows.append(score.row)
             search_cpu[task] = search_cpu.get(task, 0.0) + score.cpu_hours
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)
@@ -276,6 +281,27 @@ def _pair(parser: argparse.ArgumentParser, item: str, option: str) -> tuple[str,
     if not sep or not key or not value:
         parser.error(f"{option} takes TASK=VALUE, got {item!r}")
     return key, value
+
+
+def _search_overrides(parser: argparse.ArgumentParser, item: str) -> tuple[str, dict[str, Any]]:
+    """``AGENT,KEY=VALUE,...`` → the agent and its search-setting overrides, typed as the settings' fields."""
+    from ddl_gym.agents.search_eval import SearchSettings
+
+    agent, *pairs = item.split(",")
+    fields = {f.name: f.type for f in dataclasses.fields(SearchSettings)}
+    overrides: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key not in fields:
+            parser.error(f"--search {item!r}: {pair!r} is not KEY=VALUE with KEY one of {', '.join(fields)}")
+        if key in overrides:
+            parser.error(f"--search {item!r}: {key} given twice")
+        kind = {"int": int, "float": float}.get(str(fields[key]), str)
+        try:
+            overrides[key] = kind(value)
+        except ValueError:
+            parser.error(f"--search {item!r}: {key} must be {kind.__name__}, got {value!r}")
+    return agent, overrides
 
 
 def _pairs(parser: argparse.ArgumentParser, items: Sequence[str], option: str) -> dict[str, str]:

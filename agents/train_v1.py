@@ -91,6 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ent-coef", type=float, default=0.003)
     parser.add_argument("--clip-range", type=float, default=0.1)
     parser.add_argument("--n-epochs", type=int, default=5)
+    parser.add_argument("--n-steps", type=int, default=256,
+                        help="steps per env between PPO updates (an update sees n_envs x n_steps decisions)")
+    parser.add_argument("--batch-size", type=int, default=512, help="PPO minibatch size")
     parser.add_argument("--validate-every", type=int, default=20_000, help="environment steps between validations")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--init", default=None,
@@ -104,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.expert is None) == (args.init is None):
         parser.error("give --expert (clone it, then PPO) or --init (continue from an agent), not both or neither")
-    for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs"):
+    for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs",
+                 "n_steps", "batch_size"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
 
@@ -135,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
     model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=0.95,
-                        learning_rate=args.learning_rate, n_steps=256, batch_size=512, n_epochs=args.n_epochs,
+                        learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+                        n_epochs=args.n_epochs,
                         ent_coef=args.ent_coef, clip_range=args.clip_range, vf_coef=0.5, max_grad_norm=0.5,
                         policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]},
                                        "activation_fn": torch.nn.Tanh})
@@ -249,7 +254,7 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
         "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": score,
         "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
                    "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "clip_range": args.clip_range,
-                   "n_epochs": args.n_epochs, "seed": args.seed, **({"init": str(args.init)} if args.init else {})},
+                   "n_epochs": args.n_epochs, "n_steps": args.n_steps, "batch_size": args.batch_size, "seed": args.seed, **({"init": str(args.init)} if args.init else {})},
         "vecnormalize": "agent.vecnormalize.pkl",
     }
     # The agent ships without Adam's moment estimates (2/3 of the file): acting never reads them.

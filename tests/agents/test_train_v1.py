@@ -138,3 +138,29 @@ def test_suite_eval_cli_needs_an_agent_or_a_search(capsys):
     with pytest.raises(SystemExit):
         main([])
     assert "--agent or --search" in capsys.readouterr().err
+
+
+def test_suite_eval_search_settings_per_row(capsys):
+    import argparse
+
+    from ddl_gym.agents.suite_eval import _search_overrides, main
+
+    parser = argparse.ArgumentParser()
+    agent, overrides = _search_overrides(parser, "agent-v1-pollux8x8,leaf=value,depth=2,c_uct=0.25")
+    assert agent == "agent-v1-pollux8x8" and overrides == {"leaf": "value", "depth": 2, "c_uct": 0.25}
+    assert _search_overrides(parser, "agent-v1-pollux8x8") == ("agent-v1-pollux8x8", {})
+    for bad, says in [("a,budget=3", "KEY one of"), ("a,depth", "KEY one of"), ("a,depth=two", "depth must be int"),
+                      ("a,sims=4,sims=8", "sims given twice")]:
+        with pytest.raises(SystemExit):
+            main(["--search", f"pollux-8x8-100g={bad}"])
+        assert says in capsys.readouterr().err
+
+
+def test_suite_eval_value_leaf_row_runs_on_a_shipped_agent():
+    from ddl_gym.agents.suite_eval import score_search
+
+    score = score_search("pollux-8x8-100g", "agent-v1-pollux8x8", "sjf+ca", test_seeds=[1_000_000],
+                         sims=4, samples=2, candidates=2, depth=1, leaf="value")
+    row = score.row
+    assert "leaf=value head" in row.agent and "fallback" not in row.agent
+    assert row.agent_avg_jct_s >= row.lp_bound_s
