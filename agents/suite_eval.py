@@ -128,13 +128,20 @@ def resolve_agent(agent: str) -> tuple[str, str]:
 
 
 def network_kind(task_name: str, agent_file: str) -> str:
-    """``"network"``, or ``"network, transfer from <task>"`` when the agent's metadata names another task."""
+    """``"network"``; ``"network, multi-task (a, b, ...)"`` for an agent trained on several tasks that include
+    this one; ``"network, transfer from <tasks>"`` when the agent never trained on this task."""
     meta_path = Path(agent_file).with_suffix(".json")
     try:
-        trained_on = json.loads(meta_path.read_text()).get("task")
+        meta = json.loads(meta_path.read_text())
     except (OSError, ValueError):
         raise ConfigError(f"agent {agent_file}: cannot read its metadata {meta_path}") from None
-    return "network" if trained_on in (None, task_name) else f"network, transfer from {trained_on}"
+    trained_on = [meta.get("task")] + [a.get("task") for a in meta.get("also", [])]
+    if trained_on[0] is None:
+        return "network"
+    names = ", ".join(str(t) for t in trained_on)
+    if task_name not in trained_on:
+        return f"network, transfer from {names}"
+    return "network" if len(trained_on) == 1 else f"network, multi-task ({names})"
 
 
 class SearchScore(NamedTuple):

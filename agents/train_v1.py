@@ -18,6 +18,12 @@ The recipe, and why:
 5. **Behaviour-cloning warm start** from a classic expert (``--expert``), then PPO.
 6. **Selection on validation seeds** (the task's), never on its test seeds: the agent saved is the
    checkpoint with the lowest mean avg JCT on them.
+7. **Several tasks at once** (optional, ``--also TASK=REFERENCE``, repeatable): the training envs are
+   dealt round-robin over ``--task`` and the extra tasks, each with its own arrival pool (its first
+   ``--pool`` train seeds) and reference; cloning draws ``--bc-episodes`` demonstrations from each
+   task. A multi-task run selects on the *mean ratio* of the agent's avg JCT to its reference's over
+   every task's validation seeds (absolute seconds would let the slowest task decide alone). All tasks
+   must share the observation and action layout (same window, placements, clairvoyance, queue order).
 
 Writes ``OUT/agent.zip`` (+ ``agent.json`` metadata, ``agent.vecnormalize.pkl``), ``OUT/log.json``
 (validation curve, BC accuracy, CPU seconds). Load it with
@@ -78,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--expert", default=None,
                         help="classic order+placement policy to clone first (e.g. srsf+ca); not with --init")
     parser.add_argument("--reference", required=True, help="reference policy of the relative reward")
+    parser.add_argument("--also", action="append", default=[], metavar="TASK=REFERENCE",
+                        help="train on this task too, with this reference (repeatable; recipe step 7)")
     parser.add_argument("--timesteps", type=int, default=300_000)
     parser.add_argument("--pool", type=int, default=256, help="train seeds in the arrival pool (first of the task's)")
     parser.add_argument("--n-envs", type=int, default=8)
@@ -122,20 +130,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(1)
     try:
         task = get_task(args.task)
+        extra = _extra_tasks(args.also, task)
     except ValueError as exc:
         raise SystemExit(f"train_v1: {exc}") from None
+    # (task, reference) of every training task, the main one first
+    tasks = [(task, args.reference)] + extra
+    if args.n_envs < len(tasks):
+        raise SystemExit(f"train_v1: --n-envs {args.n_envs} cannot give each of the {len(tasks)} tasks an env")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cpu0 = time.process_time()
-    scenario = task.training_scenario
-    train = task.train_seeds
-    pool = list(range(train.start, train.start + args.pool))
-    bc_seeds = range(train.start + args.pool, train.start + args.pool + args.bc_episodes)  # disjoint from the pool
-    validation = list(task.validation_seeds)
+
+    def pool_of(t: Any) -> list[int]:
+        return list(range(t.train_seeds.start, t.train_seeds.start + args.pool))
+
+    def bc_seeds_of(t: Any) -> range:  # disjoint from the pool
+        start = t.train_seeds.start + args.pool
+        return range(start, start + args.bc_episodes)
 
     # 1. Vectorised training envs: v1 observation, arrival pool, reference-relative reward; obs normalised.
-    fns = [_thunk(scenario, task.clairvoyant, pool, args.reference, args.window, args.queue_order)
-           for _ in range(args.n_envs)]
+    fns = []
+    for i in range(args.n_envs):
+        t, reference = tasks[i % len(tasks)]
+        fns.append(_thunk(t.training_scenario, t.clairvoyant, pool_of(t), reference, args.window, args.queue_order))
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
     model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=0.95,
@@ -147,6 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     log: dict[str, Any] = {"task": task.name, "expert": args.expert, "reference": args.reference, "pool": args.pool,
                            "validation": []}
+    if extra:
+        log["also"] = [{"task": t.name, "reference": r} for t, r in extra]
     if args.init:
         # 2'. Continue from a trained agent: its network and observation statistics, no cloning.
         _load_init(model, venv, Path(args.init), task, args)
@@ -154,8 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"init from {args.init}", file=sys.stderr, flush=True)
     else:
         # 2. Behaviour cloning of the expert on seeds outside the pool (obs statistics fitted on its states).
-        demo_env = make_env(scenario, task.clairvoyant, None, None, args.window, args.queue_order)
-        demos = collect_demonstrations(demo_env, args.expert, bc_seeds, "window")
+        parts = []
+        for t, _ in tasks:
+            demo_env = make_env(t.training_scenario, t.clairvoyant, None, None, args.window, args.queue_order)
+            parts.append(collect_demonstrations(demo_env, args.expert, bc_seeds_of(t), "window"))
+        demos = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
         venv.obs_rms.update(demos["obs"])
         obs = venv.normalize_obs(demos["obs"]).astype(np.float32)
         before = imitation_accuracy(model, obs, demos["actions"], demos["masks"])
@@ -166,26 +188,80 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr, flush=True)
 
     # 3. PPO with validation-based selection.
-    best = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window, args.queue_order)
-    log["validation"].append({"timesteps": 0, "avg_jct_s": best})
-    print(f"t=0 validation avg JCT {best:.1f}s", file=sys.stderr, flush=True)
-    _save(model, venv, out, task, args, best, 0)
+    selection = _Selection(tasks, args)
+    best = selection.score(model, venv, log, 0)
+    _save(model, venv, out, task, args, selection, 0)
     done = 0
     while done < args.timesteps:
         chunk = min(args.validate_every, args.timesteps - done)
         model.learn(total_timesteps=chunk, reset_num_timesteps=False)
         done += chunk
         venv.training = False
-        score = validate(model, venv, task.scenario, task.clairvoyant, validation, args.window, args.queue_order)
+        score = selection.score(model, venv, log, done, best)
         venv.training = True
-        log["validation"].append({"timesteps": done, "avg_jct_s": score})
-        print(f"t={done} validation avg JCT {score:.1f}s (best {min(best, score):.1f}s)", file=sys.stderr, flush=True)
         if score < best:
             best = score
-            _save(model, venv, out, task, args, best, done)
+            _save(model, venv, out, task, args, selection, done)
         log["cpu_s"] = time.process_time() - cpu0
         (out / "log.json").write_text(json.dumps(log, indent=2))
     return 0
+
+
+class _Selection:
+    """The figure a checkpoint is selected on (recipe step 6; step 7 for several tasks), logged and printed."""
+
+    def __init__(self, tasks: list[tuple[Any, str]], args: argparse.Namespace) -> None:
+        from ddl_gym.harness import evaluate
+
+        self.tasks, self.args = tasks, args
+        self.reference_means: list[float] = []
+        if len(tasks) > 1:  # the ratio's denominators: each task's reference on its validation seeds
+            for t, reference in tasks:
+                res = evaluate([reference], t.scenario, list(t.validation_seeds), None, workers=1, progress=False,
+                               plots=False, echo=False)
+                self.reference_means.append(float(res.summary["avg_jct_s"].mean()))
+
+    def score(self, model: Any, venv: Any, log: dict[str, Any], steps: int, best: float | None = None) -> float:
+        a = self.args
+        means = [validate(model, venv, t.scenario, t.clairvoyant, list(t.validation_seeds), a.window, a.queue_order)
+                 for t, _ in self.tasks]
+        if len(self.tasks) == 1:
+            score = means[0]
+            log["validation"].append({"timesteps": steps, "avg_jct_s": score})
+            text = f"validation avg JCT {score:.1f}s"
+        else:
+            ratios = [m / r for m, r in zip(means, self.reference_means)]
+            score = float(np.mean(ratios))
+            log["validation"].append({"timesteps": steps, "avg_jct_s": means[0], "mean_ratio": score,
+                                      "per_task": {t.name: m for (t, _), m in zip(self.tasks, means)}})
+            text = f"validation mean ratio to the references {score:.4f} ({self.tasks[0][0].name} {means[0]:.1f}s)"
+        self.main_avg_jct_s, self.extra_meta = means[0], {}
+        if len(self.tasks) > 1:
+            self.extra_meta = {"also": [{"task": t.name, "reference": r} for t, r in self.tasks[1:]],
+                               "validation_mean_ratio": score}
+        shown = score if best is None else min(best, score)
+        best_text = f"{shown:.1f}s" if len(self.tasks) == 1 else f"{shown:.4f}"
+        print(f"t={steps} {text}" + ("" if best is None else f" (best {best_text})"), file=sys.stderr, flush=True)
+        return score
+
+
+def _extra_tasks(items: Sequence[str], main_task: Any) -> list[tuple[Any, str]]:
+    """``--also TASK=REFERENCE`` items as (task, reference); every task shares the main task's clairvoyance."""
+    from ddl_gym.suite import get_task
+
+    out: list[tuple[Any, str]] = []
+    for item in items:
+        name, sep, reference = item.partition("=")
+        if not sep or not name or not reference:
+            raise ValueError(f"--also takes TASK=REFERENCE, got {item!r}")
+        t = get_task(name)
+        if t.clairvoyant != main_task.clairvoyant:
+            raise ValueError(f"--also {name}: its scheduler sees {'remaining work' if t.clairvoyant else 'attained service only'}, "
+                             f"unlike --task {main_task.name}; one network cannot serve both observations")
+        if t.name == main_task.name or t.name in (o.name for o, _ in out):
+            raise ValueError(f"--also {name}: the task is already in the run")
+        out.append((t, reference))
+    return out
 
 
 def _preset_defaults(parser: argparse.ArgumentParser, name: str) -> dict[str, Any]:
@@ -240,7 +316,8 @@ def _load_init(model: Any, venv: Any, path: Path, task: Any, args: argparse.Name
     venv.obs_rms = VecNormalize.load(str(sidecar), venv.venv).obs_rms
 
 
-def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, score: float, steps: int) -> None:
+def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, selection: _Selection,
+          steps: int) -> None:
     """agent.zip + agent.json (the metadata ddl_gym.agents.load_policy reads) + observation statistics."""
     env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order)
     base = env.unwrapped
@@ -251,7 +328,8 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
                                               **({"queue_order": args.queue_order} if args.queue_order else {})},
         "observation_layout": layout, "observation_shape": list(env.observation_space.shape),
         "action_n": int(env.action_space.n), "window": int(base.window), "placements": list(base.placement_names),
-        "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": score,
+        "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": selection.main_avg_jct_s,
+        **selection.extra_meta,
         "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
                    "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "clip_range": args.clip_range,
                    "n_epochs": args.n_epochs, "n_steps": args.n_steps, "batch_size": args.batch_size, "seed": args.seed, **({"init": str(args.init)} if args.init else {})},

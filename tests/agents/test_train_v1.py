@@ -164,3 +164,42 @@ def test_suite_eval_value_leaf_row_runs_on_a_shipped_agent():
     row = score.row
     assert "leaf=value head" in row.agent and "fallback" not in row.agent
     assert row.agent_avg_jct_s >= row.lp_bound_s
+
+
+def test_multi_task_run_deals_envs_over_tasks_and_selects_on_the_mean_ratio(tmp_path):
+    from ddl_gym.agents.suite_eval import network_kind
+
+    out = tmp_path / "mix"
+    assert train_v1(["--task", "small", "--also", "sjf-bco=sjf+pack", "--expert", "srsf+pack",
+                     "--reference", "srsf+pack", "--timesteps", "256", "--validate-every", "256", "--pool", "2",
+                     "--n-envs", "2", "--n-steps", "128", "--batch-size", "128", "--bc-episodes", "1",
+                     "--bc-epochs", "1", "--out", str(out)]) == 0
+    meta = json.loads((out / "agent.json").read_text())
+    log = json.loads((out / "log.json").read_text())
+    assert meta["also"] == [{"task": "sjf-bco", "reference": "sjf+pack"}] == log["also"]
+    assert meta["recipe"]["n_steps"] == 128 and meta["recipe"]["batch_size"] == 128
+    first = log["validation"][0]
+    assert set(first["per_task"]) == {"small", "sjf-bco"} and first["avg_jct_s"] == first["per_task"]["small"]
+    # the selection figure is the mean ratio to each task's reference on its validation seeds
+    refs = {}
+    for name, ref in (("small", "srsf+pack"), ("sjf-bco", "sjf+pack")):
+        from ddl_gym.suite import get_task
+
+        task = get_task(name)
+        res = evaluate([ref], task.scenario, list(task.validation_seeds), None, workers=1, progress=False,
+                       plots=False, echo=False)
+        refs[name] = float(res.summary["avg_jct_s"].mean())
+    expected = (first["per_task"]["small"] / refs["small"] + first["per_task"]["sjf-bco"] / refs["sjf-bco"]) / 2
+    assert first["mean_ratio"] == pytest.approx(expected, rel=1e-12)
+    best = min(v["mean_ratio"] for v in log["validation"])
+    assert meta["validation_mean_ratio"] == best
+    zip_path = str(out / "agent.zip")
+    assert network_kind("small", zip_path) == "network, multi-task (small, sjf-bco)"
+    assert network_kind("default", zip_path) == "network, transfer from small, sjf-bco"
+    for bad, says in [(["--also", "small=srsf+pack"], "already in the run"),
+                      (["--also", "pollux-nc-25g=fifo+ca"], "one network cannot serve both"),
+                      (["--also", "sjf-bco"], "TASK=REFERENCE"),
+                      (["--also", "sjf-bco=sjf+pack", "--also", "default=sjf+ca", "--n-envs", "2"], "cannot give each")]:
+        with pytest.raises(SystemExit, match=says):
+            train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", *bad,
+                      "--out", str(tmp_path / "bad")])
