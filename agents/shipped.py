@@ -70,6 +70,10 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-pollux8x8-r2", "leaderboard/agents/agent-v1-pollux8x8-r2.zip",
                  "MaskablePPO network on DDLCluster-Pollux8x8-100G-v1, round 2: BC sjf+ca, 1.2M PPO steps, then 1M "
                  "more from the best checkpoint; sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-pollux8x8-r3", "leaderboard/agents/agent-v1-pollux8x8-r3.zip",
+                 "MaskablePPO network on DDLCluster-Pollux8x8-100G-v1, round 3: agent-v1-pollux8x8-r2 continued for "
+                 "1.5M PPO steps with 8x larger rollouts per update (n_steps 1024, batch 1024, lr 1e-4); sjf+ca-relative "
+                 "reward, gamma 1 (docs/suite-agents.md)"),
     ShippedAgent("agent-v1-heliosib200", "leaderboard/agents/agent-v1-heliosib200.zip",
                  "MaskablePPO network on DDLCluster-HeliosIB200-v1: BC sjf+ca, 1.6M PPO steps, then 1M more from the "
                  "best checkpoint; sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
