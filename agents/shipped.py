@@ -55,6 +55,9 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-default10g", "leaderboard/agents/agent-v1-default10g.zip",
                  "MaskablePPO network on DDLCluster-Default10G-v1 (stress task): BC sjf+ca, then PPO with gamma 1 and "
                  "the sjf-bco-relative reward (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-default10g-r2", "leaderboard/agents/agent-v1-default10g-r2.zip",
+                 "MaskablePPO network on DDLCluster-Default10G-v1 (stress task), round 2: agent-v1-default10g continued "
+                 "for 2M PPO steps (lr 2e-4, seed 1); sjf-bco-relative reward, gamma 1 (docs/suite-agents.md)"),
     ShippedAgent("agent-v1-pollux25g", "leaderboard/agents/agent-v1-pollux25g.zip",
                  "MaskablePPO network on DDLCluster-Pollux25G-v1: BC srsf+ca, then PPO with gamma 1 and the "
                  "srsf+ca-relative reward (docs/suite-agents.md)"),

@@ -98,7 +98,7 @@ def test_preset_errors_are_named(tmp_path):
     ("agent-v1-papermix40g", "small"), ("agent-v1-default10g", "small"), ("agent-v1-pollux25g", "small"),
     ("agent-v1-pollux8x8", "small"), ("agent-v1-pollux25g-r2", "small"), ("agent-v1-pollux8x8-r2", "small"),
     ("agent-v1-heliosib200", "small"), ("agent-v1-polluxnc25g", "small"), ("agent-v1-papermix40g-r2", "small"),
-    ("agent-v1-pollux8x8-r3", "small")])
+    ("agent-v1-pollux8x8-r3", "small"), ("agent-v1-default10g-r2", "small")])
 def test_shipped_v1_agents_load_and_act_legally(name, scenario):
     results = evaluate([name], scenario, [1_000_000], None, workers=1, progress=False, plots=False, echo=False)
     row = results.summary.iloc[0]
