@@ -107,7 +107,7 @@ def play_search_episode(item: EpisodeItem) -> dict[str, Any]:
     kwargs = {k: v for k, v in guide.env_kwargs.items() if k != "env_version"}
     env = make_v1_env(task.training_scenario, reference=item.reference, **kwargs)
     base = env.unwrapped
-    search = make_search(guide, item.search, root_noise=item.root_noise, seed=item.search_seed)
+    search = make_search(guide, item.search, root_noise=item.root_noise, seed=item.search_seed, task=item.task)
     search.reset(seed=item.search_seed)
     obs, info = env.reset(seed=int(item.seed))
     reference_avg = float(info.get("reference_avg_jct_s", math.nan))

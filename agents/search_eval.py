@@ -143,15 +143,24 @@ class ValueLeaf:
         guide: the network (its value head, the reference its value was last trained against —
             ``expert_iteration.reference`` or else ``recipe.reference`` in its metadata — and reward scale).
         reference: the reference the value is relative to (default: the agent's training reference).
+        task: the suite task searched; for a multi-task agent (``train_v1 --also``) its value on a task
+            is relative to that task's reference.
     """
 
-    def __init__(self, guide: NetworkGuide, reference: str | None = None) -> None:
+    def __init__(self, guide: NetworkGuide, reference: str | None = None, task: str | None = None) -> None:
         from ddl_gym.policies import make_policy
         from ddl_gym.sim.model import ConfigError
 
         meta = guide.agent.metadata
         # the reference of the reward the value head was last trained on: an expert-iteration round's, else PPO's
+        # (for a multi-task agent, the reference of ``task``'s envs)
         trained = (meta.get("expert_iteration") or {}).get("reference") or (meta.get("recipe") or {}).get("reference")
+        also = {a.get("task"): a.get("reference") for a in meta.get("also", [])}
+        if task is not None and task in also:
+            trained = also[task]
+        elif reference is None and task is not None and also and task != meta.get("task"):
+            raise ConfigError(f"{guide.agent.path}: the multi-task agent's value was not trained on task {task!r}; "
+                              "name the reference its value should be read against")
         self.reference = reference or trained
         if not self.reference:
             raise ConfigError(f"{guide.agent.path}: the agent records no training reference (recipe.reference or "
@@ -177,7 +186,8 @@ class ValueLeaf:
         return float(env.sim.jobs_area) + reference_to_come - self.guide.value(obs) / self.scale
 
 
-def make_search(guide: NetworkGuide, settings: SearchSettings, *, root_noise: float, seed: int) -> Any:
+def make_search(guide: NetworkGuide, settings: SearchSettings, *, root_noise: float, seed: int,
+                task: str | None = None) -> Any:
     """The MCTS the rounds and the evaluation use: ``guide``'s policy as prior and first action (and, with
     ``settings.leaf == "value"``, its value head as the leaf evaluation)."""
     from ddl_gym.agents.mcts import MCTSPolicy
@@ -186,7 +196,7 @@ def make_search(guide: NetworkGuide, settings: SearchSettings, *, root_noise: fl
                       prior=guide.probs, backup="best", final=settings.final, fallback=settings.fallback,
                       reuse_tree=False, future=settings.future, samples=settings.samples, root_noise=root_noise,
                       seed=seed, root_candidates=settings.candidates,
-                      leaf=ValueLeaf(guide) if settings.leaf == "value" else None)
+                      leaf=ValueLeaf(guide, task=task) if settings.leaf == "value" else None)
 
 
 _GUIDES: dict[str, tuple[float, NetworkGuide]] = {}
@@ -223,7 +233,7 @@ def search_episode_avg_jct(item: SearchSeedItem) -> tuple[float, float]:
     cpu0 = time.process_time()
     task = get_task(item.task)
     guide = _guide(item.agent)
-    search = make_search(guide, item.search, root_noise=0.0, seed=item.seed)
+    search = make_search(guide, item.search, root_noise=0.0, seed=item.seed, task=item.task)
     scenario = get_scenario(task.scenario)
     cluster, workload = scenario.episode(item.seed)
     result = search.run_episode(scenario, cluster, workload, np.random.default_rng(item.seed))

@@ -77,6 +77,11 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
                  "MaskablePPO network on DDLCluster-Pollux8x8-100G-v1, round 3: agent-v1-pollux8x8-r2 continued for "
                  "1.5M PPO steps with 8x larger rollouts per update (n_steps 1024, batch 1024, lr 1e-4); sjf+ca-relative "
                  "reward, gamma 1 (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-mix5", "leaderboard/agents/agent-v1-mix5.zip",
+                 "MaskablePPO network trained on five suite tasks at once (train_v1 --also: pollux-8x8-100g, "
+                 "pollux-25g, helios-ib200, paper-mix-40g, default-10g, each against its best reference): "
+                 "agent-v1-pollux8x8-r2 continued for 2M PPO steps, selected on the mean ratio to the references "
+                 "(docs/suite-agents.md)"),
     ShippedAgent("agent-v1-heliosib200", "leaderboard/agents/agent-v1-heliosib200.zip",
                  "MaskablePPO network on DDLCluster-HeliosIB200-v1: BC sjf+ca, 1.6M PPO steps, then 1M more from the "
                  "best checkpoint; sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),

@@ -98,11 +98,16 @@ def test_preset_errors_are_named(tmp_path):
     ("agent-v1-papermix40g", "small"), ("agent-v1-default10g", "small"), ("agent-v1-pollux25g", "small"),
     ("agent-v1-pollux8x8", "small"), ("agent-v1-pollux25g-r2", "small"), ("agent-v1-pollux8x8-r2", "small"),
     ("agent-v1-heliosib200", "small"), ("agent-v1-polluxnc25g", "small"), ("agent-v1-papermix40g-r2", "small"),
-    ("agent-v1-pollux8x8-r3", "small"), ("agent-v1-default10g-r2", "small")])
+    ("agent-v1-pollux8x8-r3", "small"), ("agent-v1-default10g-r2", "small"),
+    ("agent-v1-mix5", "small")])
 def test_shipped_v1_agents_load_and_act_legally(name, scenario):
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.lower_bound import scenario_lower_bound
+
     results = evaluate([name], scenario, [1_000_000], None, workers=1, progress=False, plots=False, echo=False)
     row = results.summary.iloc[0]
     assert row["policy"] == name and row["jobs"] == 40 and row["invalid_actions"] == 0
+    assert row["avg_jct_s"] >= scenario_lower_bound(get_scenario(scenario), 1_000_000).avg_jct_s  # issue 31: never below
 
 
 def test_suite_eval_names_agents_and_marks_transfer_rows(tmp_path):

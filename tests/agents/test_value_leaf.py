@@ -128,3 +128,15 @@ def test_value_leaf_is_refused_where_it_cannot_apply() -> None:
         SearchSettings(leaf="value", future="oracle")
     assert "leaf=value head" in SearchSettings(leaf="value").label()
     assert SearchSettings().label().endswith("fallback=srsf+ca)")  # the rollout rows keep their label
+
+
+def test_value_leaf_reads_a_multi_task_agent_against_the_searched_task_reference() -> None:
+    net = _FakeNetwork(reference="sjf+ca")
+    net.agent.metadata.update(task="pollux-8x8-100g", also=[{"task": "paper-mix-40g", "reference": "srsf+pack"}])
+    assert ValueLeaf(net, task="paper-mix-40g").reference == "srsf+pack"
+    assert ValueLeaf(net, task="pollux-8x8-100g").reference == "sjf+ca"
+    assert ValueLeaf(net).reference == "sjf+ca"
+    with pytest.raises(ConfigError, match="not trained on task 'default'"):
+        ValueLeaf(net, task="default")
+    assert ValueLeaf(net, reference="sjf-bco", task="paper-mix-40g").reference == "sjf-bco"  # named: used as is
+    assert ValueLeaf(net, reference="sjf+ca", task="default").reference == "sjf+ca"
