@@ -26,7 +26,10 @@ The recipe, and why:
    must share the observation and action layout (same window, placements, clairvoyance, queue order).
 
 Writes ``OUT/agent.zip`` (+ ``agent.json`` metadata, ``agent.vecnormalize.pkl``), ``OUT/log.json``
-(validation curve, BC accuracy, CPU seconds). Load it with
+(validation curve, BC accuracy, CPU seconds). ``timesteps`` counts the steps requested, ``--validate-every``
+at a time; PPO collects whole rollouts of ``n_envs × n_steps`` decisions, so the steps it consumed
+(``env_steps``, SB3's ``num_timesteps``) are more when ``--validate-every`` is not a multiple of that
+(the defaults, 20,000 and 8 × 256: 20,480 per chunk). Load it with
 ``ddl_gym.agents.load_policy("maskable-ppo:OUT/agent.zip")``; ``ddl-gym eval`` runs it in the v1 env.
 """
 
@@ -227,12 +230,13 @@ class _Selection:
                  for t, _ in self.tasks]
         if len(self.tasks) == 1:
             score = means[0]
-            log["validation"].append({"timesteps": steps, "avg_jct_s": score})
+            log["validation"].append({"timesteps": steps, "env_steps": int(model.num_timesteps), "avg_jct_s": score})
             text = f"validation avg JCT {score:.1f}s"
         else:
             ratios = [m / r for m, r in zip(means, self.reference_means)]
             score = float(np.mean(ratios))
-            log["validation"].append({"timesteps": steps, "avg_jct_s": means[0], "mean_ratio": score,
+            log["validation"].append({"timesteps": steps, "env_steps": int(model.num_timesteps), "avg_jct_s": means[0],
+                                      "mean_ratio": score,
                                       "per_task": {t.name: m for (t, _), m in zip(self.tasks, means)}})
             text = f"validation mean ratio to the references {score:.4f} ({self.tasks[0][0].name} {means[0]:.1f}s)"
         self.main_avg_jct_s, self.extra_meta = means[0], {}
@@ -328,7 +332,8 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
                                               **({"queue_order": args.queue_order} if args.queue_order else {})},
         "observation_layout": layout, "observation_shape": list(env.observation_space.shape),
         "action_n": int(env.action_space.n), "window": int(base.window), "placements": list(base.placement_names),
-        "queue_order": base.queue_order, "timesteps": steps, "validation_avg_jct_s": selection.main_avg_jct_s,
+        "queue_order": base.queue_order, "timesteps": steps, "env_steps": int(model.num_timesteps),
+        "validation_avg_jct_s": selection.main_avg_jct_s,
         **selection.extra_meta,
         "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
                    "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "clip_range": args.clip_range,

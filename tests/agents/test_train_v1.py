@@ -33,6 +33,7 @@ def test_tiny_training_run_gives_an_agent_the_harness_runs_in_the_v1_env(tmp_pat
     assert meta["observation_layout"]["observation"] == "v1" and meta["recipe"]["gamma"] == 1.0
     log = json.loads((out / "log.json").read_text())
     assert [v["timesteps"] for v in log["validation"]] == [0, 256]
+    assert [v["env_steps"] for v in log["validation"]] == [0, 256]  # one env x 256 steps: one rollout
     results = evaluate([f"maskable-ppo:{out / 'agent.zip'}"], "small", [1_000_000], None, workers=1, progress=False,
                        plots=False, echo=False)
     row = results.summary.iloc[0]
@@ -177,13 +178,15 @@ def test_multi_task_run_deals_envs_over_tasks_and_selects_on_the_mean_ratio(tmp_
 
     out = tmp_path / "mix"
     assert train_v1(["--task", "small", "--also", "sjf-bco=sjf+pack", "--expert", "srsf+pack",
-                     "--reference", "srsf+pack", "--timesteps", "256", "--validate-every", "256", "--pool", "2",
+                     "--reference", "srsf+pack", "--timesteps", "200", "--validate-every", "200", "--pool", "2",
                      "--n-envs", "2", "--n-steps", "128", "--batch-size", "128", "--bc-episodes", "1",
                      "--bc-epochs", "1", "--out", str(out)]) == 0
     meta = json.loads((out / "agent.json").read_text())
     log = json.loads((out / "log.json").read_text())
     assert meta["also"] == [{"task": "sjf-bco", "reference": "sjf+pack"}] == log["also"]
     assert meta["recipe"]["n_steps"] == 128 and meta["recipe"]["batch_size"] == 128
+    # SB3 collects whole rollouts (2 envs x 128 = 256 decisions): 200 requested, 256 consumed, both recorded
+    assert [(v["timesteps"], v["env_steps"]) for v in log["validation"]] == [(0, 0), (200, 256)]
     first = log["validation"][0]
     assert set(first["per_task"]) == {"small", "sjf-bco"} and first["avg_jct_s"] == first["per_task"]["small"]
     # the selection figure is the mean ratio to each task's reference on its validation seeds
