@@ -140,8 +140,9 @@ class ValueLeaf:
     past is re-simulated with that work: an approximation, as the sample itself is.
 
     Args:
-        guide: the network (its value head, the reference its value was last trained against —
-            ``expert_iteration.reference`` or else ``recipe.reference`` in its metadata — and reward scale).
+        guide: the network (its value head, the reference its value was last trained against on the
+            task — ``expert_iteration.reference`` for that round's task, else the task's ``also`` entry
+            of a multi-task agent, else ``recipe.reference`` — and reward scale).
         reference: the reference the value is relative to (default: the agent's training reference).
         task: the suite task searched; for a multi-task agent (``train_v1 --also``) its value on a task
             is relative to that task's reference.
@@ -152,13 +153,17 @@ class ValueLeaf:
         from ddl_gym.sim.model import ConfigError
 
         meta = guide.agent.metadata
-        # the reference of the reward the value head was last trained on: an expert-iteration round's, else PPO's
-        # (for a multi-task agent, the reference of ``task``'s envs)
-        trained = (meta.get("expert_iteration") or {}).get("reference") or (meta.get("recipe") or {}).get("reference")
+        # the reference of the reward the value head was last trained on for this task: an expert-iteration
+        # round's (on its task), else PPO's (for a multi-task agent, the reference of ``task``'s envs)
+        rounds = meta.get("expert_iteration") or {}
         also = {a.get("task"): a.get("reference") for a in meta.get("also", [])}
-        if task is not None and task in also:
+        if rounds.get("reference") and (task is None or rounds.get("task") in (None, task)):
+            trained = rounds["reference"]
+        elif task is not None and task in also:
             trained = also[task]
-        elif reference is None and task is not None and also and task != meta.get("task"):
+        else:
+            trained = (meta.get("recipe") or {}).get("reference")
+        if reference is None and task is not None and also and task != meta.get("task") and task not in also:
             raise ConfigError(f"{guide.agent.path}: the multi-task agent's value was not trained on task {task!r}; "
                               "name the reference its value should be read against")
         self.reference = reference or trained

@@ -140,3 +140,7 @@ def test_value_leaf_reads_a_multi_task_agent_against_the_searched_task_reference
         ValueLeaf(net, task="default")
     assert ValueLeaf(net, reference="sjf-bco", task="paper-mix-40g").reference == "sjf-bco"  # named: used as is
     assert ValueLeaf(net, reference="sjf+ca", task="default").reference == "sjf+ca"
+    # an expert-iteration round retrains the value against its own reference, on its own task
+    net.agent.metadata["expert_iteration"] = {"task": "paper-mix-40g", "reference": "sjf+pack"}
+    assert ValueLeaf(net, task="paper-mix-40g").reference == "sjf+pack"
+    assert ValueLeaf(net, task="pollux-8x8-100g").reference == "sjf+ca"
