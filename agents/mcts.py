@@ -803,8 +803,7 @@ class MCTSPolicy:
             steps += 1
         if not env.sim.done:
             if self.leaf is not None:
-                if obs is None:
-                    obs = env._observe()
+                assert obs is not None  # a leaf needs a policy guide, so every node and step carries its observation
                 return float(self.leaf.estimate(env, obs, context))
             sim = env.sim
             self.fallback.finish_native(sim, env.np_random)

@@ -133,7 +133,7 @@ class ValueLeaf:
 
         jobs_area(t) + Σ_j (C_j^ref − max(r_j, t))⁺ − V(s) / scale,
 
-    where ``C^ref`` are the reference's finish times on the sampled future's whole input (the true
+    where ``scale`` is the env's ``reward_scale`` and ``C^ref`` are the reference's finish times on the sampled future's whole input (the true
     past and the sampled future: ``prepare`` runs the reference once per future, with generator seed
     0). On a clairvoyant task the reference's past on that input is its true past. On a
     non-clairvoyant one the future resamples the remaining work of arrived jobs, so the reference's
@@ -142,7 +142,7 @@ class ValueLeaf:
     Args:
         guide: the network (its value head, the reference its value was last trained against on the
             task — ``expert_iteration.reference`` for that round's task, else the task's ``also`` entry
-            of a multi-task agent, else ``recipe.reference`` — and reward scale).
+            of a multi-task agent, else ``recipe.reference``).
         reference: the reference the value is relative to (default: the agent's training reference).
         task: the suite task searched; for a multi-task agent (``train_v1 --also``) its value on a task
             is relative to that task's reference.
@@ -173,22 +173,22 @@ class ValueLeaf:
                               "a value leaf needs the reference its value is relative to")
         self.guide = guide
         self._policy = make_policy(self.reference)
-        self.scale = float(guide.env_kwargs.get("reward_scale", 1.0 / 3600.0))
         self.name = f"value[{self.reference}]"
 
     def prepare(self, twin: Any) -> tuple[np.ndarray, np.ndarray]:
         """The reference's run on the twin's whole input: (arrival, finish) per job."""
-        from ddl_gym.harness import simulate_episode
+        from ddl_gym.relative_reward import reference_finish_times
 
         sim = twin.sim
-        result, _ = simulate_episode(self._policy, twin.scenario, sim.cluster, sim.workload, 0)
-        return np.asarray(sim.workload.arrival, dtype=np.float64), np.asarray(result.finish, dtype=np.float64)
+        finish = reference_finish_times(self._policy, self.reference, twin.scenario, sim.cluster, sim.workload, 0)
+        return np.asarray(sim.workload.arrival, dtype=np.float64), finish
 
     def estimate(self, env: Any, obs: np.ndarray, context: tuple[np.ndarray, np.ndarray]) -> float:
         arrival, finish = context
         now = env.sim.now
         reference_to_come = float(np.clip(finish - np.maximum(arrival, now), 0.0, None).sum())
-        return float(env.sim.jobs_area) + reference_to_come - self.guide.value(obs) / self.scale
+        # the search env is built from the agent's env settings, so its reward scale is the one V was trained in
+        return float(env.sim.jobs_area) + reference_to_come - self.guide.value(obs) / env.reward_scale
 
 
 def make_search(guide: NetworkGuide, settings: SearchSettings, *, root_noise: float, seed: int,

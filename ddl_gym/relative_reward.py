@@ -90,12 +90,7 @@ class ReferenceRelativeReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, info
 
     def _reference_run(self, base: Any, sim: Any, seed: int) -> tuple[list[float], float]:
-        from ddl_gym.harness import simulate_episode
-
-        result, _ = simulate_episode(self._policy, base.scenario, sim.cluster, sim.workload, int(seed))
-        finish = np.asarray(result.finish, dtype=np.float64)
-        if finish.size != sim.workload.num_jobs or not np.all(np.isfinite(finish)):
-            raise ConfigError(f"reference {self.reference!r} did not finish every job of the episode")
+        finish = reference_finish_times(self._policy, self.reference, base.scenario, sim.cluster, sim.workload, seed)
         arrival = np.asarray(sim.workload.arrival, dtype=np.float64)
         return sorted(finish.tolist()), float(np.mean(finish - arrival)) if finish.size else 0.0
 
@@ -132,6 +127,19 @@ class ReferenceRelativeReward(gym.Wrapper, gym.utils.RecordConstructorArgs):
         return obs, float(shaped), terminated, truncated, info
 
 
+def reference_finish_times(policy: Any, name: str, scenario: Any, cluster: Any, workload: Any, seed: int) -> np.ndarray:
+    """Finish time of every job when the reference ``policy`` (spec ``name``) runs the episode (``cluster``,
+    ``workload``) alone with generator seed ``seed``; an error if it leaves a job unfinished (the relative
+    reward and the search's value leaves, :class:`ddl_gym.agents.search_eval.ValueLeaf`, both need every one)."""
+    from ddl_gym.harness import simulate_episode
+
+    result, _ = simulate_episode(policy, scenario, cluster, workload, int(seed))
+    finish = np.asarray(result.finish, dtype=np.float64)
+    if finish.size != workload.num_jobs or not np.all(np.isfinite(finish)):
+        raise ConfigError(f"reference {name!r} did not finish every job of the episode")
+    return finish
+
+
 def make_v1_env(scenario: str = "default", *, reference: str | None = None, **kwargs: Any) -> gym.Env:
     """The env behind the ``DDLCluster-*-v1`` ids: :class:`~ddl_gym.envs.cluster_env_v1.DDLClusterEnvV1`
     with ``kwargs``, wrapped in :class:`ReferenceRelativeReward` when ``reference`` names a policy."""
@@ -143,4 +151,4 @@ def make_v1_env(scenario: str = "default", *, reference: str | None = None, **kw
     return env
 
 
-__all__ = ["ReferenceRelativeReward", "make_v1_env"]
+__all__ = ["ReferenceRelativeReward", "make_v1_env", "reference_finish_times"]
