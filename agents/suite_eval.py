@@ -74,7 +74,10 @@ def goal_verdict(change_pct: float, ci_pct: float, better: int, seeds: int) -> s
 
 
 def score_agent(task_name: str, agent_path: str, *, validation_seeds: Sequence[int] | None = None,
-                test_seeds: Sequence[int] | None = None, reference: str | None = None, workers: int = 1) -> AgentRow:
+                test_seeds: Sequence[int] | None = None, reference: str | None = None, workers: int = 1,
+                lp_bounds: np.ndarray | None = None) -> AgentRow:
+    """The network ``agent_path`` against ``reference`` (default: the best on the validation seeds) on the
+    task's test seeds; ``lp_bounds`` (the LP bound of each of those episodes) when already computed."""
     from ddl_gym.harness import evaluate
     from ddl_gym.suite import get_task
     from ddl_gym.suite_cards import best_reference
@@ -93,7 +96,7 @@ def score_agent(task_name: str, agent_path: str, *, validation_seeds: Sequence[i
         raise ConfigError(f"expected one agent row besides {reference!r}, got {labels}")
     ref = summary[summary["policy"] == reference].set_index("seed").loc[seeds, "avg_jct_s"].to_numpy(float)
     mine = summary[summary["policy"] == labels[0]].set_index("seed").loc[seeds, "avg_jct_s"].to_numpy(float)
-    bound = _lp_bounds(task, seeds)
+    bound = _lp_bounds(task, seeds) if lp_bounds is None else lp_bounds
     return paired_row(task, label, reference, ref, mine, bound, kind=network_kind(task.name, agent_file))
 
 
@@ -155,8 +158,9 @@ class SearchScore(NamedTuple):
 
 def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequence[int] | None = None,
                  executor: str = "local", workers: int | None = None, ray_address: str | None = None,
-                 **overrides: Any) -> SearchScore:
-    """Network + search on the task's test seeds, paired with ``reference``.
+                 lp_bounds: np.ndarray | None = None, **overrides: Any) -> SearchScore:
+    """Network + search on the task's test seeds, paired with ``reference`` (``lp_bounds``: as in
+    :func:`score_agent`).
 
     ``overrides`` replace fields of :class:`ddl_gym.agents.search_eval.SearchSettings`; rollouts are
     finished by ``fallback`` (default: the reference when it is a classic ``order+placement`` rule,
@@ -183,7 +187,8 @@ def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequ
     mine, cpu_hours = search_rows(items, executor=executor, workers=workers, ray_address=ray_address)
     searched = "network + search" if settings.future == "sampled" else "network + clairvoyant search (oracle)"
     kind = network_kind(task.name, agent_file).replace("network", searched, 1)
-    row = paired_row(task, f"{label} + {settings.label()}", reference, ref, mine, _lp_bounds(task, seeds), kind=kind)
+    bound = _lp_bounds(task, seeds) if lp_bounds is None else lp_bounds
+    row = paired_row(task, f"{label} + {settings.label()}", reference, ref, mine, bound, kind=kind)
     return SearchScore(row, cpu_hours, ref.tolist(), mine.tolist())
 
 
@@ -242,25 +247,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.agent and not args.search:
         parser.error("name at least one --agent or --search")
     references = _pairs(parser, args.reference, "--reference")
-    jobs = [("network", *_pair(parser, item, "--agent")) for item in args.agent] + \
-        [("search", *_pair(parser, item, "--search")) for item in args.search]
+    jobs = [("network", *_pair(parser, item, "--agent"), {}) for item in args.agent] + \
+        [("search", task, *_search_overrides(parser, item))
+         for task, item in (_pair(parser, item, "--search") for item in args.search)]
     order = [t.name for t in _tasks()]
     jobs.sort(key=lambda job: order.index(job[1]) if job[1] in order else len(order))  # suite order, stable
     rows, search_cpu = [], {}
-    for what, task, agent in jobs:
+    bounds: dict[str, np.ndarray] = {}  # the LP bounds of a task's test episodes, solved once for all its rows
+
+    def bounds_of(name: str) -> np.ndarray:
+        if name not in bounds:
+            from ddl_gym.suite import get_task
+
+            task = get_task(name)
+            bounds[name] = _lp_bounds(task, list(task.test_seeds))
+        return bounds[name]
+
+    for what, task, agent, overrides in jobs:
         if what == "network":
             agent, at, versus = agent.rpartition("@") if "@" in agent else (agent, "", "")
-            rows.append(score_agent(task, agent, workers=args.workers, reference=versus or references.get(task)))
+            rows.append(score_agent(task, agent, workers=args.workers, reference=versus or references.get(task),
+                                    lp_bounds=bounds_of(task)))
             if versus:
                 rows[-1].kind += f" (vs `{versus}`, not the best reference)"
         else:
             from ddl_gym.suite import get_task
             from ddl_gym.suite_cards import best_reference
 
-            agent, overrides = _search_overrides(parser, agent)
             reference = references.get(task) or best_reference(get_task(task), workers=args.workers)[0]
             score = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
-                                 ray_address=args.ray_address, **overrides)
+                                 ray_address=args.ray_address, lp_bounds=bounds_of(task), **overrides)
             rows.append(score.row)
             search_cpu[task] = search_cpu.get(task, 0.0) + score.cpu_hours
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)
@@ -308,6 +324,10 @@ def _search_overrides(parser: argparse.ArgumentParser, item: str) -> tuple[str, 
             overrides[key] = kind(value)
         except ValueError:
             parser.error(f"--search {item!r}: {key} must be {kind.__name__}, got {value!r}")
+    try:  # checked before any row is computed: a bad value must not cost the rows before it
+        SearchSettings(**overrides)
+    except ConfigError as exc:
+        parser.error(f"--search {item!r}: {exc}")
     return agent, overrides
 
 

@@ -157,7 +157,7 @@ def test_suite_eval_search_settings_per_row(capsys):
     assert agent == "agent-v1-pollux8x8" and overrides == {"leaf": "value", "depth": 2, "c_uct": 0.25}
     assert _search_overrides(parser, "agent-v1-pollux8x8") == ("agent-v1-pollux8x8", {})
     for bad, says in [("a,budget=3", "KEY one of"), ("a,depth", "KEY one of"), ("a,depth=two", "depth must be int"),
-                      ("a,sims=4,sims=8", "sims given twice")]:
+                      ("a,sims=4,sims=8", "sims given twice"), ("a,leaf=net", "leaf must be one of")]:
         with pytest.raises(SystemExit):
             main(["--search", f"pollux-8x8-100g={bad}"])
         assert says in capsys.readouterr().err
@@ -204,6 +204,14 @@ def test_multi_task_run_deals_envs_over_tasks_and_selects_on_the_mean_ratio(tmp_
     assert meta["validation_mean_ratio"] == best
     zip_path = str(out / "agent.zip")
     assert network_kind("small", zip_path) == "network, multi-task (small, sjf-bco)"
+    # shipping keeps the selection figure and every task's curve, not only the main task's
+    from ddl_gym.agents.ship import ship
+
+    ship(out, "agent-mix", "python -m ddl_gym.agents.train_v1 ...", tmp_path / "zoo")
+    record = json.loads((tmp_path / "zoo" / "agent-mix.json").read_text())["training"]
+    assert [s[0] for s in record["validation_selection"]] == [v["timesteps"] for v in log["validation"]]
+    assert record["validation_selection"][0][1] == round(first["mean_ratio"], 6)
+    assert set(record["validation_selection"][0][2]) == {"small", "sjf-bco"}
     assert network_kind("default", zip_path) == "network, transfer from small, sjf-bco"
     for bad, says in [(["--also", "small=srsf+pack"], "already in the run"),
                       (["--also", "pollux-nc-25g=fifo+ca"], "one network cannot serve both"),
