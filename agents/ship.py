@@ -45,6 +45,12 @@ def ship(run: Path, name: str, command: str, dest: Path = DEFAULT_DEST) -> Path:
     meta["vecnormalize"] = f"{name}.vecnormalize.pkl"
     meta["training"] = {"cpu_s": round(float(log.get("cpu_s", float("nan"))), 1), "validation_curve": curve,
                         "bc": log.get("bc"), "command": command}
+    if any("mean_ratio" in v for v in log.get("validation", [])):
+        # a multi-task run (train_v1 --also) is selected on the mean ratio, not on the main task's curve above:
+        # keep that figure and every task's avg JCT per checkpoint
+        meta["training"]["validation_selection"] = [
+            [int(v["timesteps"]), round(float(v["mean_ratio"]), 6),
+             {task: round(float(x), 3) for task, x in v["per_task"].items()}] for v in log["validation"]]
     lineage = _lineage(run, log)
     if len(lineage) > 1:  # a run continued from others (--init): the agent's whole cost
         runs = [{"run": str(r), "cpu_s": round(c, 1)} for r, c in lineage]
