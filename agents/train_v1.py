@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -168,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log: dict[str, Any] = {"task": task.name, "expert": args.expert, "reference": args.reference, "pool": args.pool,
                            "validation": []}
     if extra:
-        log["also"] = [{"task": t.name, "reference": r} for t, r in extra]
+        log["also"] = _also(tasks)
     if args.init:
         # 2'. Continue from a trained agent: its network and observation statistics, no cloning.
         _load_init(model, venv, Path(args.init), task, args)
@@ -218,6 +219,8 @@ class _Selection:
 
         self.tasks, self.args = tasks, args
         self.reference_means: list[float] = []
+        self.main_avg_jct_s = math.nan  # the main task's figure and the metadata of the latest score
+        self.extra_meta: dict[str, Any] = {}
         if len(tasks) > 1:  # the ratio's denominators: each task's reference on its validation seeds
             for t, reference in tasks:
                 res = evaluate([reference], t.scenario, list(t.validation_seeds), None, workers=1, progress=False,
@@ -239,14 +242,18 @@ class _Selection:
                                       "mean_ratio": score,
                                       "per_task": {t.name: m for (t, _), m in zip(self.tasks, means)}})
             text = f"validation mean ratio to the references {score:.4f} ({self.tasks[0][0].name} {means[0]:.1f}s)"
-        self.main_avg_jct_s, self.extra_meta = means[0], {}
+        self.main_avg_jct_s = means[0]
         if len(self.tasks) > 1:
-            self.extra_meta = {"also": [{"task": t.name, "reference": r} for t, r in self.tasks[1:]],
-                               "validation_mean_ratio": score}
+            self.extra_meta = {"also": _also(self.tasks), "validation_mean_ratio": score}
         shown = score if best is None else min(best, score)
         best_text = f"{shown:.1f}s" if len(self.tasks) == 1 else f"{shown:.4f}"
         print(f"t={steps} {text}" + ("" if best is None else f" (best {best_text})"), file=sys.stderr, flush=True)
         return score
+
+
+def _also(tasks: list[tuple[Any, str]]) -> list[dict[str, str]]:
+    """The extra tasks of a run as recorded in its log and metadata."""
+    return [{"task": t.name, "reference": r} for t, r in tasks[1:]]
 
 
 def _extra_tasks(items: Sequence[str], main_task: Any) -> list[tuple[Any, str]]:
