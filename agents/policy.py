@@ -270,7 +270,6 @@ def run_agent_episode(policy: AgentPolicy, scenario: str, seed: int) -> Any:
 
     A stand-alone evaluation loop for scripts and tests; the harness has its own.
     """
-    import gymnasium as gym
 
     from ddl_gym.envs.agent_env import make_agent_env
 
