@@ -313,8 +313,12 @@ def _load_init(model: Any, venv: Any, path: Path, task: Any, args: argparse.Name
         meta = json.loads(meta_path.read_text())
     except (OSError, ValueError):
         raise ConfigError(f"--init {path}: cannot read its metadata {meta_path}") from None
-    if meta.get("task") != task.name:
-        raise ConfigError(f"--init {path}: trained on task {meta.get('task')!r}, not {task.name!r}")
+    # A multi-task agent may be continued on any task it trained on: the v1 observation is size-independent, and
+    # its value head already learnt that task's reference-relative return.
+    trained_on = [meta.get("task")] + [o.get("task") for o in meta.get("also", []) if isinstance(o, dict)]
+    if task.name not in trained_on:
+        raise ConfigError(f"--init {path}: trained on task{'s' if len(trained_on) > 1 else ''} "
+                          f"{', '.join(repr(t) for t in trained_on)}, not {task.name!r}")
     mine = {"window": args.window, "clairvoyant": task.clairvoyant,
             **({"queue_order": args.queue_order} if args.queue_order else {})}
     if dict(meta.get("env_kwargs", {})) != mine:

@@ -213,6 +213,15 @@ def test_multi_task_run_deals_envs_over_tasks_and_selects_on_the_mean_ratio(tmp_
     assert record["validation_selection"][0][1] == round(first["mean_ratio"], 6)
     assert set(record["validation_selection"][0][2]) == {"small", "sjf-bco"}
     assert network_kind("default", zip_path) == "network, transfer from small, sjf-bco"
+    # a multi-task agent continues on any of its tasks: its first validation is its figure on that task
+    cont = tmp_path / "cont"
+    assert train_v1(["--task", "sjf-bco", "--init", zip_path, "--reference", "sjf+pack", "--timesteps", "128",
+                     "--validate-every", "128", "--pool", "2", "--n-envs", "1", "--n-steps", "128",
+                     "--batch-size", "128", "--out", str(cont)]) == 0
+    selected = next(v for v in log["validation"] if v["mean_ratio"] == best)
+    assert json.loads((cont / "log.json").read_text())["validation"][0]["avg_jct_s"] == selected["per_task"]["sjf-bco"]
+    with pytest.raises(ConfigError, match="trained on tasks 'small', 'sjf-bco', not 'default'"):
+        train_v1(["--task", "default", "--init", zip_path, "--reference", "sjf+ca", "--out", str(tmp_path / "x")])
     for bad, says in [(["--also", "small=srsf+pack"], "already in the run"),
                       (["--also", "pollux-nc-25g=fifo+ca"], "one network cannot serve both"),
                       (["--also", "sjf-bco"], "TASK=REFERENCE"),
