@@ -102,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--ent-coef", type=float, default=0.003)
     parser.add_argument("--clip-range", type=float, default=0.1)
+    parser.add_argument("--gae-lambda", type=float, default=0.95,
+                        help="GAE's lambda (bias against variance of the advantage; gamma stays 1, the env contract)")
     parser.add_argument("--n-epochs", type=int, default=5)
     parser.add_argument("--n-steps", type=int, default=256,
                         help="steps per env between PPO updates (an update sees n_envs x n_steps decisions)")
@@ -109,8 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--validate-every", type=int, default=20_000, help="environment steps between validations")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--init", default=None,
-                        help="continue from this agent zip (a train_v1 run or a shipped v1 agent of the same task and "
-                             "env settings): its network and observation statistics; no behaviour cloning")
+                        help="continue from this agent zip (a train_v1 run or a shipped v1 agent trained on this task, "
+                             "alone or among others, with the same env settings): its network and observation statistics; no behaviour cloning")
     parser.add_argument("--preset", help="a YAML file (or a name in agents/presets/) whose keys set these defaults")
     parser.add_argument("--out", required=True)
     first, _ = parser.parse_known_args(argv)
@@ -159,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fns.append(_thunk(t.training_scenario, t.clairvoyant, pool_of(t), reference, args.window, args.queue_order))
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
-    model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=0.95,
+    model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=args.gae_lambda,
                         learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                         n_epochs=args.n_epochs,
                         ent_coef=args.ent_coef, clip_range=args.clip_range, vf_coef=0.5, max_grad_norm=0.5,
@@ -347,6 +349,7 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
         "validation_avg_jct_s": selection.main_avg_jct_s,
         **selection.extra_meta,
         "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
+                   "gae_lambda": args.gae_lambda,
                    "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "clip_range": args.clip_range,
                    "n_epochs": args.n_epochs, "n_steps": args.n_steps, "batch_size": args.batch_size, "seed": args.seed, **({"init": str(args.init)} if args.init else {})},
         "vecnormalize": "agent.vecnormalize.pkl",

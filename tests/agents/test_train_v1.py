@@ -28,9 +28,12 @@ def test_tiny_training_run_gives_an_agent_the_harness_runs_in_the_v1_env(tmp_pat
     out = tmp_path / "agent"
     assert train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", "--timesteps", "256",
                      "--validate-every", "256", "--pool", "2", "--n-envs", "1", "--bc-episodes", "1",
-                     "--bc-epochs", "1", "--out", str(out)]) == 0
+                     "--bc-epochs", "1", "--gae-lambda", "0.9", "--out", str(out)]) == 0
     meta = json.loads((out / "agent.json").read_text())
     assert meta["observation_layout"]["observation"] == "v1" and meta["recipe"]["gamma"] == 1.0
+    from sb3_contrib import MaskablePPO
+
+    assert meta["recipe"]["gae_lambda"] == 0.9 == MaskablePPO.load(out / "agent.zip", device="cpu").gae_lambda
     log = json.loads((out / "log.json").read_text())
     assert [v["timesteps"] for v in log["validation"]] == [0, 256]
     assert [v["env_steps"] for v in log["validation"]] == [0, 256]  # one env x 256 steps: one rollout
