@@ -82,6 +82,17 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
                  "pollux-25g, helios-ib200, paper-mix-40g, default-10g, each against its best reference): "
                  "agent-v1-pollux8x8-r2 continued for 2M PPO steps, selected on the mean ratio to the references "
                  "(docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-mix7", "leaderboard/agents/agent-v1-mix7.zip",
+                 "MaskablePPO network on seven suite tasks: agent-v1-mix5's five plus the light-load regression tasks "
+                 "default and small (train_v1 --also), continued from agent-v1-mix5 for 1.2M PPO steps with GAE "
+                 "lambda 0.99; selected on the mean ratio to the references (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-lightload", "leaderboard/agents/agent-v1-lightload.zip",
+                 "MaskablePPO network for the light-load regression tasks: agent-v1-mix7 specialised on default and "
+                 "small (train_v1 --also) for 600k PPO steps, GAE lambda 0.99; sjf+ca- and srsf+pack-relative "
+                 "rewards (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-heliosib200-r2", "leaderboard/agents/agent-v1-heliosib200-r2.zip",
+                 "MaskablePPO network on DDLCluster-HeliosIB200-v1, round 2: agent-v1-mix5 specialised on helios-ib200 "
+                 "for 1M PPO steps (lr 5e-5, GAE lambda 0.99); sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
     ShippedAgent("agent-v1-heliosib200", "leaderboard/agents/agent-v1-heliosib200.zip",
                  "MaskablePPO network on DDLCluster-HeliosIB200-v1: BC sjf+ca, 1.6M PPO steps, then 1M more from the "
                  "best checkpoint; sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
