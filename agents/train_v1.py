@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--init", default=None,
                         help="continue from this agent zip (a train_v1 run or a shipped v1 agent trained on this task, "
-                             "alone or among others, with the same env settings): its network and observation statistics; no behaviour cloning")
+                             "alone or among others, with the same env settings): its network and observation "
+                             "statistics; no behaviour cloning")
     parser.add_argument("--preset", help="a YAML file (or a name in agents/presets/) whose keys set these defaults")
     parser.add_argument("--out", required=True)
     first, _ = parser.parse_known_args(argv)
@@ -161,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fns.append(_thunk(t.training_scenario, t.clairvoyant, pool_of(t), reference, args.window, args.queue_order))
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
-    model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0, gae_lambda=args.gae_lambda,
+    model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0,
+                        gae_lambda=args.gae_lambda,
                         learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                         n_epochs=args.n_epochs,
                         ent_coef=args.ent_coef, clip_range=args.clip_range, vf_coef=0.5, max_grad_norm=0.5,
