@@ -261,14 +261,7 @@ def lower_bound(workload: Workload, cluster: ClusterSpec, model: Any, *, periods
     upper = np.concatenate([x_upper, u_upper])
     res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=np.column_stack([lower, upper]),
                   method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"LP lower bound: HiGHS did not solve the LP ({res.message})")
-    # weak-duality certificate (module docstring, step 4); scipy's marginals are d(obj)/d(rhs)
-    lam = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0)
-    nu = -np.asarray(res.eqlin.marginals)
-    reduced = c + a_ub.T @ lam + a_eq.T @ nu
-    certified = float(-lam @ b_ub - nu @ b_eq + np.minimum(reduced * lower, reduced * upper).sum())
-    value = min(certified, float(res.fun))
+    value = certified_minimum(res, c, a_ub, b_ub, a_eq, b_eq, lower, upper)
     total = value + float(p.sum()) / 2.0 - float(r.sum())
     avg = total / n
     avg -= ROUNDING_MARGIN * abs(avg)
@@ -276,6 +269,21 @@ def lower_bound(workload: Workload, cluster: ClusterSpec, model: Any, *, periods
     return LowerBound(avg_jct_s=max(avg, alone * (1.0 - ROUNDING_MARGIN)) if math.isfinite(avg) else alone,
                       lp_value=value, lp_primal=float(res.fun), alone_avg_jct_s=alone, runtimes_s=p,
                       periods=k_fin, horizon_s=horizon)
+
+
+def certified_minimum(res: Any, c: np.ndarray, a_ub: Any, b_ub: np.ndarray, a_eq: Any, b_eq: np.ndarray,
+                      lower: np.ndarray, upper: np.ndarray) -> float:
+    """A value ≤ the optimum of ``min cᵀx, A_ub x ≤ b_ub, A_eq x = b_eq, lower ≤ x ≤ upper`` (finite bounds)
+    from HiGHS's result ``res``: the Lagrangian dual bound at its duals (module docstring, step 4), or its
+    primal objective if that is lower. Solver tolerances can only lower it."""
+    if res.status != 0:
+        raise RuntimeError(f"LP lower bound: HiGHS did not solve the LP ({res.message})")
+    # scipy's marginals are d(obj)/d(rhs)
+    lam = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0)
+    nu = -np.asarray(res.eqlin.marginals)
+    reduced = c + a_ub.T @ lam + a_eq.T @ nu
+    certified = float(-lam @ b_ub - nu @ b_eq + np.minimum(reduced * lower, reduced * upper).sum())
+    return min(certified, float(res.fun))
 
 
 def lp_lower_bound(workload: Workload, cluster: ClusterSpec, model: Any, *, periods: int = DEFAULT_PERIODS,
