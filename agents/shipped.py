@@ -90,6 +90,10 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
                  "MaskablePPO network for the light-load regression tasks: agent-v1-mix7 specialised on default and "
                  "small (train_v1 --also) for 600k PPO steps, GAE lambda 0.99; sjf+ca- and srsf+pack-relative "
                  "rewards (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-lightload-r2", "leaderboard/agents/agent-v1-lightload-r2.zip",
+                 "MaskablePPO network for the light-load regression tasks, round 2: agent-v1-lightload continued for "
+                 "600k PPO steps on default, small and the training windows of alibaba-windows (train_v1 --also; its "
+                 "validation and test windows are held out); GAE lambda 0.99 (docs/suite-agents.md)"),
     ShippedAgent("agent-v1-heliosib200-r2", "leaderboard/agents/agent-v1-heliosib200-r2.zip",
                  "MaskablePPO network on DDLCluster-HeliosIB200-v1, round 2: agent-v1-mix5 specialised on helios-ib200 "
                  "for 1M PPO steps (lr 5e-5, GAE lambda 0.99); sjf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
