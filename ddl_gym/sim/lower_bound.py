@@ -177,6 +177,17 @@ def minimum_runtimes(cluster: ClusterSpec, workload: Workload, model: Any) -> np
     return out
 
 
+def bound_inputs(workload: Workload, cluster: ClusterSpec, model: Any, engine: str = "job",
+                 options: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Arrivals ``r_j``, GPUs ``G_j`` and minimum run times ``p_j`` of a workload the proofs cover
+    (:class:`LowerBoundUnsupported` / :class:`ConfigError` otherwise)."""
+    check_supported(cluster, workload, model, engine, options)
+    if workload.num_jobs == 0:
+        raise ConfigError("LP lower bound: the workload has no jobs")
+    return (workload.arrival.astype(np.float64), workload.gpus.astype(np.float64),
+            minimum_runtimes(cluster, workload, model))
+
+
 def default_breakpoints(arrival: np.ndarray, gpus: np.ndarray, runtimes: np.ndarray, total_gpus: int,
                         periods: int = DEFAULT_PERIODS) -> np.ndarray:
     """``periods`` uniform periods from the first arrival to ``H = r_max + Σ G_j p_j / M + p_max``
@@ -207,13 +218,8 @@ def lower_bound(workload: Workload, cluster: ClusterSpec, model: Any, *, periods
     except ImportError:
         raise ConfigError("LP lower bound: needs scipy (HiGHS); pip install 'ddl-gym[opt]'") from None
 
-    check_supported(cluster, workload, model, engine, options)
+    r, g, p = bound_inputs(workload, cluster, model, engine, options)
     n = workload.num_jobs
-    if n == 0:
-        raise ConfigError("LP lower bound: the workload has no jobs")
-    r = workload.arrival.astype(np.float64)
-    g = workload.gpus.astype(np.float64)
-    p = minimum_runtimes(cluster, workload, model)
     if breakpoints is None:
         t = default_breakpoints(r, g, p, cluster.num_gpus, periods)
     else:

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from ddl_gym.sim.lower_bound import (
-    ROUNDING_MARGIN, LowerBound, certified_minimum, check_supported, default_breakpoints, lower_bound, minimum_runtimes,
+    ROUNDING_MARGIN, LowerBound, bound_inputs, certified_minimum, default_breakpoints, lower_bound,
 )
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 
@@ -80,13 +80,8 @@ def nonpreemptive_lower_bound(workload: Workload, cluster: ClusterSpec, model: A
         raise ConfigError("LP lower bound: needs scipy (HiGHS); pip install 'ddl-gym[opt]'") from None
     if isinstance(periods, bool) or not isinstance(periods, (int, np.integer)) or periods < 1:
         raise ConfigError(f"non-preemptive LP bound: periods must be an integer >= 1, got {periods!r}")
-    check_supported(cluster, workload, model, engine, options)
+    r, g, p = bound_inputs(workload, cluster, model, engine, options)
     n = workload.num_jobs
-    if n == 0:
-        raise ConfigError("LP lower bound: the workload has no jobs")
-    r = workload.arrival.astype(np.float64)
-    g = workload.gpus.astype(np.float64)
-    p = minimum_runtimes(cluster, workload, model)
     t0 = float(r.min())
     horizon = float(default_breakpoints(r, g, p, cluster.num_gpus, 1)[-1])  # H of the general bound
     grid = np.linspace(t0, horizon, periods + 1)

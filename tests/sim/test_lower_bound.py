@@ -147,14 +147,16 @@ def _cpsat_optimum(arrival: list[int], durations: list[int], gpus: list[int], ca
     return int(solver.ObjectiveValue())
 
 
-def test_bound_is_at_most_the_exact_optimum_on_one_server():
-    """One server: no spreading, no contention, so the engine's schedules are exactly non-preemptive
-    cumulative schedules of p_j = F_j·τ_j; CP-SAT gives the optimum. Jobs take whole seconds
-    (τ = 1 s: compute 0.999 s + ξ2 = 1 ms, no gradient), so the integer optimum is the optimum."""
-    unit = ModelProfile("unit", 0.0, 0.5, 0.499)
+#: τ = 1 s on one server: compute 0.999 s + ξ2 = 1 ms, no gradient (whole-second jobs)
+UNIT_MODEL = ModelProfile("unit", 0.0, 0.5, 0.499)
+
+
+def one_server_instances(count: int = 25):
+    """``(cluster, workload, model, exact optimum of avg JCT)`` for small one-server worlds of
+    whole-second jobs: the engine's schedules there are exactly non-preemptive cumulative schedules of
+    p_j = F_j·τ_j, so CP-SAT's integer optimum is the optimum."""
     model = RARContentionModel(xi2=1e-3)
-    gaps = []
-    for seed in range(25):
+    for seed in range(count):
         rng = np.random.default_rng(seed)
         capacity = int(rng.integers(2, 5))
         n = int(rng.integers(3, 7))
@@ -162,9 +164,15 @@ def test_bound_is_at_most_the_exact_optimum_on_one_server():
         iterations = [int(f) for f in rng.integers(1, 20, size=n)]
         gpus = [int(g) for g in rng.integers(1, capacity + 1, size=n)]
         cluster = ClusterSpec(gpus_per_server=(capacity,))
-        workload = Workload.from_jobs(arrival=arrival, gpus=gpus, iterations=iterations, models=[unit] * n)
+        workload = Workload.from_jobs(arrival=arrival, gpus=gpus, iterations=iterations, models=[UNIT_MODEL] * n)
         assert np.allclose(minimum_runtimes(cluster, workload, model), iterations, rtol=1e-12)
-        opt = (_cpsat_optimum(arrival, iterations, gpus, capacity) - sum(arrival)) / n
+        yield cluster, workload, model, (_cpsat_optimum(arrival, iterations, gpus, capacity) - sum(arrival)) / n
+
+
+def test_bound_is_at_most_the_exact_optimum_on_one_server():
+    """One server, whole-second jobs (:func:`one_server_instances`): CP-SAT gives the optimum."""
+    gaps = []
+    for seed, (cluster, workload, model, opt) in enumerate(one_server_instances()):
         bound = lp_lower_bound(workload, cluster, model, periods=64)
         assert bound <= opt * (1 + 1e-9), (seed, bound, opt)
         # the optimum is attained by some schedule the engine can run, so no policy is below it either

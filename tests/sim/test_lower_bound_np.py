@@ -16,11 +16,13 @@ from ddl_gym.sim.lower_bound import LowerBoundUnsupported, lp_lower_bound
 from ddl_gym.sim.lower_bound_np import (
     best_nonpreemptive_bound, nonpreemptive_lower_bound, scenario_nonpreemptive_lower_bound,
 )
-from ddl_gym.sim.model import ClusterSpec, ConfigError, ModelProfile, Workload
+from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 from ddl_gym.sim.perf import RARContentionModel
-from tests.sim.test_lower_bound import JOB_LEVEL_REFERENCES, RandomSchedule, _cpsat_optimum, random_instance
+from tests.sim.test_lower_bound import (
+    JOB_LEVEL_REFERENCES, UNIT_MODEL, RandomSchedule, one_server_instances, random_instance,
+)
 
-UNIT = ModelProfile("unit", 0.0, 0.5, 0.499)  # τ = 1 s on one server (compute 0.999 s + ξ2 = 1 ms)
+UNIT = UNIT_MODEL
 
 
 def _run(cluster: ClusterSpec, workload: Workload, model: object, policy: object, seed: int) -> tuple[float, bool]:
@@ -62,18 +64,8 @@ def test_random_nonpreemptive_schedules_never_beat_the_bound(world: int, decisio
 def test_bound_is_at_most_the_exact_optimum_and_tighter_than_the_general_bound():
     """One server, whole-second jobs: CP-SAT's optimum is the best non-preemptive schedule. The bound
     stays below it, and closer to it than the general (preemption-valid) bound."""
-    model = RARContentionModel(xi2=1e-3)
     np_gaps, general_gaps = [], []
-    for seed in range(25):
-        rng = np.random.default_rng(seed)
-        capacity = int(rng.integers(2, 5))
-        n = int(rng.integers(3, 7))
-        arrival = sorted(int(a) for a in rng.integers(0, 15, size=n))
-        iterations = [int(f) for f in rng.integers(1, 20, size=n)]
-        gpus = [int(g) for g in rng.integers(1, capacity + 1, size=n)]
-        cluster = ClusterSpec(gpus_per_server=(capacity,))
-        workload = Workload.from_jobs(arrival=arrival, gpus=gpus, iterations=iterations, models=[UNIT] * n)
-        opt = (_cpsat_optimum(arrival, iterations, gpus, capacity) - sum(arrival)) / n
+    for seed, (cluster, workload, model, opt) in enumerate(one_server_instances()):
         strong = nonpreemptive_lower_bound(workload, cluster, model, periods=128).avg_jct_s
         general = lp_lower_bound(workload, cluster, model, periods=128)
         assert strong <= opt * (1 + 1e-9), (seed, strong, opt)
