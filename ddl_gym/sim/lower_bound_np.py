@@ -43,9 +43,14 @@ What makes it tighter than the mean-busy-time LP: a job's GPUs are counted for `
 its start, so the LP cannot fill idle GPUs with slivers of a job that is waiting for a gang of GPUs.
 What it still relaxes: fractional starts (a job may be split over several start periods, each piece
 running ``p_j``), GPU fragmentation across servers, contention between spread jobs, and up to one period
-of each job's run at the grid instants. Finer periods usually raise it (not always: grids are not
-nested); :func:`best_nonpreemptive_bound` takes the larger of it and the general bound, which holds
-for non-preemptive schedules as well.
+of each job's run at the grid instants. :func:`best_nonpreemptive_bound` takes the larger of it and
+the general bound, which holds for non-preemptive schedules as well.
+
+Refining the grid never lowers it when the grids are nested (T' a multiple of T; tested): map a
+solution of the fine LP to the coarse one by summing each coarse period's sub-periods. A coarse period
+starts no later than its sub-periods, so its charge ``a_jt`` is no larger; and at a coarse instant
+``g_k`` (also a fine one) every term the coarse row counts is counted by the fine row too (the
+sub-period ends no later and starts no earlier), so the coarse row holds. Hence LP(T) ≤ LP(T').
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ from ddl_gym.sim.lower_bound import (
 from ddl_gym.sim.model import ClusterSpec, ConfigError, Workload
 
 #: Equal start periods between the first arrival and the horizon H (accuracy against solve time: on
-#: ``helios-ib200`` about 1 s and 5·10⁵ matrix entries per episode at 400 periods).
+#: ``helios-ib200`` about 2 s and 10⁶ matrix entries per episode at 400 periods).
 DEFAULT_NP_PERIODS = 400
 
 

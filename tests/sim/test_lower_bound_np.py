@@ -80,6 +80,15 @@ def test_bound_is_at_most_the_exact_optimum_and_tighter_than_the_general_bound()
     assert np.mean(np_gaps) <= 0.9 * np.mean(general_gaps), (np.mean(np_gaps), np.mean(general_gaps))
 
 
+def test_nested_refinements_never_lower_the_bound():
+    """T, 2T, 4T equal periods (nested grids): the bound never goes down (module docstring)."""
+    for seed in range(30):
+        cluster, workload, model = random_instance(3000 + seed)
+        base = 8 + seed % 5
+        values = [nonpreemptive_lower_bound(workload, cluster, model, periods=base * m).avg_jct_s for m in (1, 2, 4)]
+        assert values[0] <= values[1] * (1 + 1e-7) and values[1] <= values[2] * (1 + 1e-7), (seed, values)
+
+
 class _PreemptLongForShort:
     """Starts the job with the fewest iterations left that fits, preempting a longer running job for it."""
 
