@@ -206,11 +206,14 @@ def lower_bound(workload: Workload, cluster: ClusterSpec, model: Any, *, periods
     """The certified LP lower bound on average JCT with its details (module docstring).
 
     Args:
-        workload, cluster, model: the episode (as the engine would run it).
+        workload: the episode's jobs (as the engine would run them).
+        cluster: its cluster.
+        model: its performance model.
         periods: uniform periods of the default partition (ignored when ``breakpoints`` is given).
         breakpoints: an explicit increasing partition ``t_0 < … < t_K = H`` with ``t_0 ≤ min r``;
             any partition gives a valid bound (finer ones a higher or equal one when nested).
-        engine, options: the scenario's engine and options (checked by :func:`check_supported`).
+        engine: the scenario's engine (checked by :func:`check_supported`).
+        options: the scenario's engine options (checked likewise).
     """
     try:
         from scipy.optimize import linprog
