@@ -197,6 +197,39 @@ def contention_aware(sim: Simulator, job: int, rng: np.random.Generator) -> np.n
     return np.array(chosen, dtype=np.int64)
 
 
+def fewest_servers(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
+    """Span as few servers as possible without breaking up an empty server needlessly.
+
+    A job that fits one server goes to the best-fitting one (as ``pack``). A larger job takes whole
+    servers, emptiest first, until the rest fits one server; that rest goes to the best-fitting server
+    (fewest free GPUs that still hold it) instead of a partial slice of another empty server, which
+    ``pack`` would take. Ties go to the server with fewer spread jobs (less NIC contention, as
+    ``contention_aware``), then the lowest index. The server count equals ``pack``'s, the minimum.
+    """
+    need = int(sim.workload.gpus[job])
+    if sim.num_free < need:
+        return None
+    s = _best_fit_server(sim, need)
+    if s >= 0:
+        return np.array(sim.free_gpu_list(s)[:need], dtype=np.int64)
+    free = sim.free_per_server.tolist()
+    split = sim.split_count_list()
+    used = [False] * len(free)
+    chosen: list[int] = []
+    left = need
+    while left > 0:
+        fitting = [i for i, f in enumerate(free) if not used[i] and f >= left]
+        if fitting:  # the rest fits one server: the best fit
+            server = min(fitting, key=lambda i: (free[i], split[i], i))
+        else:  # a whole server, the emptiest
+            server = min((i for i, f in enumerate(free) if not used[i] and f > 0), key=lambda i: (-free[i], split[i], i))
+        used[server] = True
+        take = sim.free_gpu_list(server)[:left]
+        chosen += take
+        left -= len(take)
+    return np.array(chosen, dtype=np.int64)
+
+
 PLACEMENT_RULES: dict[str, PlacementRule] = {
     "pack": pack,
     "first_fit": first_fit,
@@ -204,12 +237,13 @@ PLACEMENT_RULES: dict[str, PlacementRule] = {
     "least_loaded": least_loaded,
     "random": random_fit,
     "contention_aware": contention_aware,
+    "fewest_servers": fewest_servers,
 }
 
 #: Short names used in policy names (``fifo+ff``) mapped to rules.
 PLACEMENT_ALIASES: dict[str, str] = {
     "ff": "first_fit", "ls": "least_loaded", "rand": "random", "pack": "pack", "bestfit": "pack",
-    "spread": "spread", "ca": "contention_aware",
+    "spread": "spread", "ca": "contention_aware", "fs": "fewest_servers",
 }
 
 
@@ -229,6 +263,7 @@ def get_placement_rule(name: str) -> PlacementRule:
 from ddl_gym.baselines.a_srpt.server_selection import HEAVY_EDGE_ALIASES, HEAVY_EDGE_RULES  # noqa: E402
 
 #: Rules that never draw from ``rng`` (the env then need not build a fork's generator for them).
-DRAWLESS_RULES: frozenset[PlacementRule] = frozenset({pack, first_fit, spread, least_loaded, contention_aware})
+DRAWLESS_RULES: frozenset[PlacementRule] = frozenset({pack, first_fit, spread, least_loaded, contention_aware,
+                                                     fewest_servers})
 PLACEMENT_RULES.update(HEAVY_EDGE_RULES)
 PLACEMENT_ALIASES.update(HEAVY_EDGE_ALIASES)

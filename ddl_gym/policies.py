@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from ddl_gym.protocols import Policy
 
 CLASSIC_ORDERS = ("fifo", "sjf", "srsf", "gpu-step")
-CLASSIC_PLACEMENTS = ("ff", "ls", "rand", "pack", "spread", "ca")
+CLASSIC_PLACEMENTS = ("ff", "ls", "rand", "pack", "spread", "ca", "fs")
 #: Agent kinds: ``KIND:PATH`` specs name a saved agent, not registry options.
 AGENT_KINDS = ("maskable-ppo", "ppo")
 

@@ -123,3 +123,40 @@ def test_contention_aware_avoids_servers_with_split_jobs():
     ids = get_placement_rule("ca")(sim, 2, np.random.default_rng(0))
     # Free: s0=3, s1=3, s2=2, s3=4; split jobs: s0=1, s1=1. Uncontended servers first (s3, s2), then s0.
     assert sorted(sim.gpu_server[ids].tolist()) == [0, 0, 2, 2, 3, 3, 3, 3]
+
+
+def test_fewest_servers_keeps_empty_servers_whole():
+    """Free 4, 4, 2, 1 (servers 2 and 3 partly used): a 6-GPU job. ``pack`` takes 4 + 2 from the two
+    empty servers and breaks one; ``fs`` takes an empty server and puts the rest on the 2-free one."""
+    sim = Simulator(make_cluster(4, 4), make_workload([2, 3, 6], [10, 10, 10]))
+    sim.start(0, [8, 9])  # server 2: 2 free
+    sim.start(1, [12, 13, 14])  # server 3: 1 free
+    rng = np.random.default_rng(0)
+    pack = get_placement_rule("pack")(sim, 2, rng)
+    fs = get_placement_rule("fs")(sim, 2, rng)
+    assert sorted(sim.gpu_server[pack].tolist()) == [0, 0, 0, 0, 1, 1]
+    assert sorted(sim.gpu_server[fs].tolist()) == [0, 0, 0, 0, 2, 2]
+    assert get_placement_rule("fewest_servers") is get_placement_rule("fs")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fewest_servers_spans_the_minimum_number_of_servers(seed):
+    """Random occupancy: ``fs`` returns ``need`` distinct free GPUs on as few servers as ``pack`` (the
+    minimum: whole servers emptiest first), and for a job that fits one server the same GPUs as ``pack``."""
+    rng = np.random.default_rng(seed)
+    servers, per = int(rng.integers(2, 7)), int(rng.choice([2, 4, 8]))
+    n_busy = int(rng.integers(0, servers * per))
+    sizes = [1] * n_busy
+    need = int(rng.integers(1, servers * per - n_busy + 1)) if n_busy < servers * per else 1
+    sim = Simulator(make_cluster(servers, per), make_workload(sizes + [need], [10] * (n_busy + 1)))
+    for j, gpu in enumerate(rng.permutation(servers * per)[:n_busy].tolist()):
+        sim.start(j, [gpu])
+    fs = get_placement_rule("fs")(sim, n_busy, rng)
+    pack = get_placement_rule("pack")(sim, n_busy, rng)
+    if need > sim.num_free:
+        assert fs is None and pack is None
+        return
+    assert len(set(fs.tolist())) == need and np.all(sim.gpu_owner[fs] < 0)
+    assert len(set(sim.gpu_server[fs].tolist())) == len(set(sim.gpu_server[pack].tolist()))
+    if need <= max(sim.free_per_server):
+        assert fs.tolist() == pack.tolist()
