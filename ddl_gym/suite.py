@@ -44,19 +44,22 @@ TRAIN_SEEDS = range(0, 500_000)
 VALIDATION_SEEDS = range(500_000, 500_010)
 TEST_SEEDS = range(1_000_000, 1_000_020)
 #: Suite version: bump when a task's scenario, seeds or references change (2: the non-clairvoyant
-#: task's references gain ``gpu-step+<rule>``; every env id and its dynamics are unchanged).
-SUITE_VERSION = 2
+#: task's references gain ``gpu-step+<rule>``; 3: every order gains the ``fs`` placement,
+#: ``fewest_servers``; every env id and its dynamics are unchanged).
+SUITE_VERSION = 3
+#: Placements of the classic references (every order is paired with each).
+REFERENCE_PLACEMENTS: tuple[str, ...] = ("ff", "ls", "rand", "pack", "spread", "ca", "fs")
 
 #: References of a clairvoyant job-level task: the classic orders x placements and SJF-BCO's family.
 CLAIRVOYANT_REFERENCES: tuple[str, ...] = tuple(
-    f"{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in ("ff", "ls", "rand", "pack", "spread", "ca")
+    f"{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in REFERENCE_PLACEMENTS
 ) + ("sjf-bco", "sjf-bco+ff", "sjf-bco+ls", "sjf-bco+rand")
 
 
 def non_clairvoyant_references(train_scenario: str) -> tuple[str, ...]:
     """FIFO and gpu-step with every placement, 2D-LAS and 2D-Gittins (prior from ``train_scenario``'s first
     20 train seeds)."""
-    return tuple(f"{o}+{p}" for o in ("fifo", "gpu-step") for p in ("ff", "ls", "rand", "pack", "spread", "ca")) + (
+    return tuple(f"{o}+{p}" for o in ("fifo", "gpu-step") for p in REFERENCE_PLACEMENTS) + (
         "las", "las-np", "gittins", f"gittins:prior={train_scenario},prior_seeds=0-19",
         f"gittins-np:prior={train_scenario},prior_seeds=0-19")
 
