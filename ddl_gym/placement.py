@@ -200,11 +200,12 @@ def contention_aware(sim: Simulator, job: int, rng: np.random.Generator) -> np.n
 def fewest_servers(sim: Simulator, job: int, rng: np.random.Generator) -> np.ndarray | None:
     """Span as few servers as possible without breaking up an empty server needlessly.
 
-    A job that fits one server goes to the best-fitting one (as ``pack``). A larger job takes whole
-    servers, emptiest first, until the rest fits one server; that rest goes to the best-fitting server
-    (fewest free GPUs that still hold it) instead of a partial slice of another empty server, which
-    ``pack`` would take. Ties go to the server with fewer spread jobs (less NIC contention, as
-    ``contention_aware``), then the lowest index. The server count equals ``pack``'s, the minimum.
+    A job that fits one server goes exactly where ``pack`` puts it (best fit, lowest index on ties). A
+    larger job takes whole servers, emptiest first, until the rest fits one server; that rest goes to
+    the best-fitting server (fewest free GPUs that still hold it) instead of a partial slice of another
+    empty server, which ``pack`` would take. In this multi-server case ties go to the server with fewer
+    spread jobs (less NIC contention, as ``contention_aware``), then the lowest index. The server count
+    equals ``pack``'s, the minimum.
     """
     need = int(sim.workload.gpus[job])
     if sim.num_free < need:
