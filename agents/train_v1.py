@@ -24,6 +24,10 @@ The recipe, and why:
    task. A multi-task run selects on the *mean ratio* of the agent's avg JCT to its reference's over
    every task's validation seeds (absolute seconds would let the slowest task decide alone). All tasks
    must share the observation and action layout (same window, placements, clairvoyance, queue order).
+8. **Input-dependent baseline** (optional, ``--critic-sees-future``): during training the critic, never
+   the actor, also sees a summary of the episode's future arrivals, which explain much of a return's
+   variance and no observation shows (:mod:`ddl_gym.agents.privileged_critic`; Mao et al. ICLR'19).
+   The agent saved is an ordinary one on the env's observation.
 
 Writes ``OUT/agent.zip`` (+ ``agent.json`` metadata, ``agent.vecnormalize.pkl``), ``OUT/log.json``
 (validation curve, BC accuracy, CPU seconds). ``timesteps`` counts the steps requested, ``--validate-every``
@@ -38,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -49,31 +54,43 @@ import ddl_gym
 from ddl_gym.sim.model import ConfigError
 
 
+#: the env's own placement actions (DDLClusterEnv's default); other sets are recorded in the agent's env_kwargs
+DEFAULT_PLACEMENTS = ("pack", "spread", "contention_aware")
+
+
 def make_env(task_scenario: str, clairvoyant: bool, pool: Sequence[int] | None, reference: str | None,
-             window: int, queue_order: str | None = None) -> Any:
+             window: int, queue_order: str | None = None, placements: Sequence[str] | None = None) -> Any:
     from ddl_gym.relative_reward import make_v1_env
 
+    extra = {} if placements is None else {"placements": tuple(placements)}
     return make_v1_env(task_scenario, clairvoyant=clairvoyant, arrival_pool=pool, reference=reference,
-                       window=window, queue_order=queue_order)
+                       window=window, queue_order=queue_order, **extra)
 
 
-def _thunk(*args: Any):
+def _thunk(*args: Any, critic_sees_future: bool = False):
     def build() -> Any:
         from stable_baselines3.common.monitor import Monitor
 
-        return Monitor(make_env(*args))
+        env = make_env(*args)
+        if critic_sees_future:
+            from ddl_gym.agents.privileged_critic import FutureInputFeatures
+
+            env = FutureInputFeatures(env)
+        return Monitor(env)
     return build
 
 
 def validate(model: Any, norm: Any, scenario: str, clairvoyant: bool, seeds: Sequence[int], window: int,
-             queue_order: str | None = None) -> float:
+             queue_order: str | None = None, placements: Sequence[str] | None = None) -> float:
     """Mean avg JCT (s) of the deterministic masked policy on ``seeds`` (plain −ΣJCT env, no reference)."""
-    env = make_env(scenario, clairvoyant, None, None, window, queue_order)
+    env = make_env(scenario, clairvoyant, None, None, window, queue_order, placements)
+    # A privileged critic's model reads more columns (the future, recipe step 8); its actor ignores them: zeros.
+    pad = np.zeros(model.observation_space.shape[0] - env.observation_space.shape[0], dtype=np.float32)
     jcts = []
     for seed in seeds:
         obs, info = env.reset(seed=int(seed))
         while True:
-            x = norm.normalize_obs(obs[None, :]).astype(np.float32)
+            x = norm.normalize_obs(np.concatenate([obs, pad])[None, :]).astype(np.float32)
             action, _ = model.predict(x, action_masks=info["action_mask"][None, :].astype(bool), deterministic=True)
             obs, _, terminated, truncated, info = env.step(int(action[0]))
             if terminated or truncated:
@@ -97,6 +114,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queue-order", default=None,
                         help="the window's job order (default: srsf, or fifo on a non-clairvoyant task; "
                              "gpu-step is the other non-clairvoyant order); recorded in the agent's env_kwargs")
+    parser.add_argument("--placements", default=None, type=_placement_list,
+                        help="comma-separated placement rules of the action space (default: the env's "
+                             f"{','.join(DEFAULT_PLACEMENTS)}; e.g. pack,spread,ca,fs); recorded in the agent's "
+                             "env_kwargs when not the default")
+    parser.add_argument("--widen-from", default=None, metavar="RULE",
+                        help="with --init from an agent whose placements are a subset of --placements: each new rule's "
+                             "action logits start as copies of RULE's, the copies sharing RULE's probability, so the "
+                             "widened network samples as the old one did")
+    parser.add_argument("--network", choices=("mlp", "attention"), default="mlp",
+                        help="mlp: 2x256 tanh MLPs on the flat observation; attention: a Transformer over the queue "
+                             "and running slots with one shared per-slot action head (ddl_gym.agents.slot_attention)")
+    parser.add_argument("--critic-sees-future", action="store_true",
+                        help="input-dependent baseline (recipe step 8): the critic, never the actor, also sees the "
+                             "episode's future arrivals during training; the saved agent is an ordinary one")
     parser.add_argument("--bc-episodes", type=int, default=40)
     parser.add_argument("--bc-epochs", type=int, default=20)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
@@ -122,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.expert is None) == (args.init is None):
         parser.error("give --expert (clone it, then PPO) or --init (continue from an agent), not both or neither")
+    if args.widen_from is not None and args.init is None:
+        parser.error("--widen-from widens an --init agent's action space; give --init")
+    if args.placements == DEFAULT_PLACEMENTS:
+        args.placements = None  # the env's default: not recorded, as in every earlier agent
     for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs",
                  "n_steps", "batch_size"):
         if getattr(args, name) < 1:
@@ -159,16 +194,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     fns = []
     for i in range(args.n_envs):
         t, reference = tasks[i % len(tasks)]
-        fns.append(_thunk(t.training_scenario, t.clairvoyant, pool_of(t), reference, args.window, args.queue_order))
+        fns.append(_thunk(t.training_scenario, t.clairvoyant, pool_of(t), reference, args.window, args.queue_order,
+                          args.placements, critic_sees_future=args.critic_sees_future))
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
-    model = MaskablePPO("MlpPolicy", venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0,
+    policy, policy_kwargs = _policy_spec(args, task, extra=_future_columns(args))
+    model = MaskablePPO(policy, venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0,
                         gae_lambda=args.gae_lambda,
                         learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                         n_epochs=args.n_epochs,
                         ent_coef=args.ent_coef, clip_range=args.clip_range, vf_coef=0.5, max_grad_norm=0.5,
-                        policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]},
-                                       "activation_fn": torch.nn.Tanh})
+                        policy_kwargs=policy_kwargs)
 
     log: dict[str, Any] = {"task": task.name, "expert": args.expert, "reference": args.reference, "pool": args.pool,
                            "validation": []}
@@ -183,7 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # 2. Behaviour cloning of the expert on seeds outside the pool (obs statistics fitted on its states).
         parts = []
         for t, _ in tasks:
-            demo_env = make_env(t.training_scenario, t.clairvoyant, None, None, args.window, args.queue_order)
+            demo_env = _thunk(t.training_scenario, t.clairvoyant, None, None, args.window, args.queue_order,
+                              args.placements, critic_sees_future=args.critic_sees_future)()
             parts.append(collect_demonstrations(demo_env, args.expert, bc_seeds_of(t), "window"))
         demos = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
         venv.obs_rms.update(demos["obs"])
@@ -233,8 +270,8 @@ class _Selection:
 
     def score(self, model: Any, venv: Any, log: dict[str, Any], steps: int, best: float | None = None) -> float:
         a = self.args
-        means = [validate(model, venv, t.scenario, t.clairvoyant, list(t.validation_seeds), a.window, a.queue_order)
-                 for t, _ in self.tasks]
+        means = [validate(model, venv, t.scenario, t.clairvoyant, list(t.validation_seeds), a.window, a.queue_order,
+                          a.placements) for t, _ in self.tasks]
         if len(self.tasks) == 1:
             score = means[0]
             log["validation"].append({"timesteps": steps, "env_steps": int(model.num_timesteps), "avg_jct_s": score})
@@ -323,28 +360,129 @@ def _load_init(model: Any, venv: Any, path: Path, task: Any, args: argparse.Name
     if task.name not in trained_on:
         raise ConfigError(f"--init {path}: trained on task{'s' if len(trained_on) > 1 else ''} "
                           f"{', '.join(repr(t) for t in trained_on)}, not {task.name!r}")
-    mine = {"window": args.window, "clairvoyant": task.clairvoyant,
-            **({"queue_order": args.queue_order} if args.queue_order else {})}
-    if dict(meta.get("env_kwargs", {})) != mine:
+    mine = _env_kwargs(task, args)
+    theirs = dict(meta.get("env_kwargs", {}))
+    old_rules = _canonical_rules(theirs.get("placements", DEFAULT_PLACEMENTS))
+    new_rules = _canonical_rules(mine.get("placements", DEFAULT_PLACEMENTS))
+    theirs.pop("placements", None)
+    if theirs != {k: v for k, v in mine.items() if k != "placements"}:
         raise ConfigError(f"--init {path}: its env settings {meta.get('env_kwargs')} differ from this run's {mine}")
+    if old_rules != new_rules:
+        if args.widen_from is None:
+            raise ConfigError(f"--init {path}: its placements {old_rules} differ from this run's {new_rules}; give "
+                              "--widen-from RULE to start the new rules as copies of one of its rules")
+        if not set(old_rules) <= set(new_rules):
+            raise ConfigError(f"--init {path}: --widen-from adds rules; the run's placements {new_rules} lack "
+                              f"{sorted(set(old_rules) - set(new_rules))}")
+    elif args.widen_from is not None:
+        raise ConfigError(f"--widen-from {args.widen_from}: the agent at {path} already has this run's placements")
+    theirs_network = (meta.get("recipe") or {}).get("network", "mlp")
+    if theirs_network != args.network:
+        raise ConfigError(f"--init {path}: a {theirs_network} network; this run's --network is {args.network}")
+    if args.widen_from is not None and args.network != "mlp":
+        raise ConfigError("--widen-from widens the MLP's action head; the attention network is not supported")
     sidecar = path.parent / meta.get("vecnormalize", "")
     if not path.is_file() or not sidecar.is_file():
         raise ConfigError(f"--init {path}: the zip or its observation statistics ({sidecar.name}) is missing")
     loaded = MaskablePPO.load(str(path), device="cpu")
-    model.policy.load_state_dict(loaded.policy.state_dict())
-    venv.obs_rms = VecNormalize.load(str(sidecar), venv.venv).obs_rms
+    state = loaded.policy.state_dict()
+    if old_rules != new_rules:
+        source = _canonical_rules([args.widen_from])[0]
+        if source not in old_rules:
+            raise ConfigError(f"--widen-from {args.widen_from}: not one of the --init agent's placements {old_rules}")
+        state = widen_action_head(state, old_rules, new_rules, source, window=args.window)
+    if args.critic_sees_future:
+        from stable_baselines3.common.running_mean_std import RunningMeanStd
+
+        from ddl_gym.agents.privileged_critic import FUTURE_FEATURES, widen_critic_state
+
+        state = widen_critic_state(state, len(FUTURE_FEATURES))
+        with open(sidecar, "rb") as fh:  # the agent's statistics on the env's observation (VecNormalize.load's pickle)
+            plain = pickle.load(fh).obs_rms
+        # the future's columns start at mean 0, variance 1 (their critic weights are 0); training updates them
+        stats = RunningMeanStd(shape=venv.observation_space.shape)
+        stats.mean = np.concatenate([plain.mean, np.zeros(len(FUTURE_FEATURES))])
+        stats.var = np.concatenate([plain.var, np.ones(len(FUTURE_FEATURES))])
+        stats.count = plain.count
+        venv.obs_rms = stats
+    else:
+        venv.obs_rms = VecNormalize.load(str(sidecar), venv.venv).obs_rms
+    model.policy.load_state_dict(state)
+
+
+def _placement_list(text: str) -> tuple[str, ...]:
+    """``--placements``: comma-separated rule names or aliases, canonical and without repeats."""
+    names = tuple(n.strip() for n in str(text).split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one placement rule")
+    try:
+        rules = _canonical_rules(names)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(set(rules)) != len(rules):
+        raise argparse.ArgumentTypeError(f"a rule is named twice in {text!r}")
+    return rules
+
+
+def _canonical_rules(names: Sequence[str]) -> tuple[str, ...]:
+    """Rule names with aliases resolved (``ca`` -> ``contention_aware``); an unknown name is a ConfigError."""
+    from ddl_gym.placement import PLACEMENT_ALIASES, get_placement_rule
+
+    out = []
+    for name in names:
+        get_placement_rule(name)  # names the rule and the choices when unknown
+        out.append(PLACEMENT_ALIASES.get(name, name))
+    return tuple(out)
+
+
+def widen_action_head(state: dict[str, Any], old_rules: Sequence[str], new_rules: Sequence[str], source: str,
+                      window: int) -> dict[str, Any]:
+    """A policy state dict whose action head serves ``new_rules`` (a superset of ``old_rules``).
+
+    Actions are ``0`` (advance) and ``1 + w·P + p`` (start window slot ``w`` with rule ``p``). Each old
+    rule's logits are kept; each new rule's row is a copy of ``source``'s. The ``c`` rows that now share
+    ``source``'s logit (itself and its copies) each get ``log c`` less bias, so the widened *stochastic*
+    policy is the old one (the copies' probabilities sum to ``source``'s old one), which is what PPO
+    continues from. The deterministic (argmax) policy may differ: ``source``'s share of a job is split
+    in ``c``, so another rule for the same job can now win the argmax.
+    """
+    import torch
+
+    weight, bias = state["action_net.weight"], state["action_net.bias"]
+    p_old, p_new = len(old_rules), len(new_rules)
+    if weight.shape[0] != 1 + window * p_old:
+        raise ConfigError(f"the --init agent's action head has {weight.shape[0]} outputs, not 1 + {window} x {p_old}")
+    copies = 1 + sum(1 for r in new_rules if r not in old_rules)
+    shift = math.log(copies)
+    rows = [0]
+    for w in range(window):
+        for rule in new_rules:
+            rows.append(1 + w * p_old + old_rules.index(rule if rule in old_rules else source))
+    index = torch.tensor(rows, dtype=torch.long)
+    new_weight, new_bias = weight[index].clone(), bias[index].clone()
+    for w in range(window):
+        for p, rule in enumerate(new_rules):
+            if rule == source or rule not in old_rules:
+                new_bias[1 + w * p_new + p] -= shift
+    return dict(state, **{"action_net.weight": new_weight, "action_net.bias": new_bias})
+
+
+def _env_kwargs(task: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The env settings an agent of this run records (and an --init agent must share)."""
+    return {"window": args.window, "clairvoyant": task.clairvoyant,
+            **({"queue_order": args.queue_order} if args.queue_order else {}),
+            **({"placements": list(args.placements)} if args.placements else {})}
 
 
 def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, selection: _Selection,
           steps: int) -> None:
     """agent.zip + agent.json (the metadata ddl_gym.agents.load_policy reads) + observation statistics."""
-    env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order)
+    env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
     base = env.unwrapped
     layout = {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.observation_layout.items()}
     meta = {
         "algo": "maskable-ppo", "scenario": task.scenario, "task": task.name, "ddl_gym_version": ddl_gym.__version__,
-        "env_id": task.env_id, "env_kwargs": {"window": args.window, "clairvoyant": task.clairvoyant,
-                                              **({"queue_order": args.queue_order} if args.queue_order else {})},
+        "env_id": task.env_id, "env_kwargs": _env_kwargs(task, args),
         "observation_layout": layout, "observation_shape": list(env.observation_space.shape),
         "action_n": int(env.action_space.n), "window": int(base.window), "placements": list(base.placement_names),
         "queue_order": base.queue_order, "timesteps": steps, "env_steps": int(model.num_timesteps),
@@ -353,17 +491,85 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
         "recipe": {"expert": args.expert, "reference": args.reference, "pool": args.pool, "gamma": 1.0,
                    "gae_lambda": args.gae_lambda,
                    "learning_rate": args.learning_rate, "ent_coef": args.ent_coef, "clip_range": args.clip_range,
-                   "n_epochs": args.n_epochs, "n_steps": args.n_steps, "batch_size": args.batch_size, "seed": args.seed, **({"init": str(args.init)} if args.init else {})},
+                   "n_epochs": args.n_epochs, "n_steps": args.n_steps, "batch_size": args.batch_size, "seed": args.seed, **({"init": str(args.init)} if args.init else {}),
+                   **({"widen_from": args.widen_from} if args.widen_from else {}),
+                   **({"critic_sees_future": True} if args.critic_sees_future else {}),
+                   **({"network": args.network} if args.network != "mlp" else {})},
         "vecnormalize": "agent.vecnormalize.pkl",
     }
-    # The agent ships without Adam's moment estimates (2/3 of the file): acting never reads them.
-    trained_optimizer = model.policy.optimizer
-    model.policy.optimizer = model.policy.optimizer_class(model.policy.parameters(), lr=model.lr_schedule(1),
-                                                          **model.policy.optimizer_kwargs)
-    model.save(out / "agent.zip")
-    model.policy.optimizer = trained_optimizer
-    venv.save(str(out / "agent.vecnormalize.pkl"))  # VecNormalize pickles its statistics without the envs
+    if args.critic_sees_future:  # recipe step 8: ship the actor as an ordinary agent on the env's observation
+        _save_actor(model, venv, env, out)
+    else:
+        # The agent ships without Adam's moment estimates (2/3 of the file): acting never reads them.
+        trained_optimizer = model.policy.optimizer
+        model.policy.optimizer = model.policy.optimizer_class(model.policy.parameters(), lr=model.lr_schedule(1),
+                                                              **model.policy.optimizer_kwargs)
+        model.save(out / "agent.zip")
+        model.policy.optimizer = trained_optimizer
+        venv.save(str(out / "agent.vecnormalize.pkl"))  # VecNormalize pickles its statistics without the envs
     (out / "agent.json").write_text(json.dumps(meta, indent=2))
+
+
+def _future_columns(args: argparse.Namespace) -> int:
+    """Observation columns the critic alone reads (recipe step 8), 0 without --critic-sees-future."""
+    if not args.critic_sees_future:
+        return 0
+    from ddl_gym.agents.privileged_critic import FUTURE_FEATURES
+
+    return len(FUTURE_FEATURES)
+
+
+def _policy_spec(args: argparse.Namespace, task: Any, extra: int) -> tuple[Any, dict[str, Any]]:
+    """(policy class or name, policy_kwargs) of ``--network`` on the task's env, the critic reading ``extra``
+    more columns than the env's observation."""
+    import torch
+
+    if args.network == "attention":
+        from ddl_gym.agents.slot_attention import SlotAttentionPolicy, observation_blocks
+
+        env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
+        blocks = observation_blocks(env.unwrapped.observation_layout, int(env.action_space.n), extra=extra)
+        return SlotAttentionPolicy, {"blocks": blocks}
+    kwargs: dict[str, Any] = {"net_arch": {"pi": [256, 256], "vf": [256, 256]}, "activation_fn": torch.nn.Tanh}
+    if not extra:
+        return "MlpPolicy", kwargs
+    from ddl_gym.agents.privileged_critic import PrivilegedCriticPolicy
+
+    env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
+    return PrivilegedCriticPolicy, dict(kwargs, actor_features=int(env.observation_space.shape[0]))
+
+
+def _save_actor(model: Any, venv: Any, env: Any, out: Path) -> None:
+    """A privileged-critic model saved as an ordinary MlpPolicy agent on ``env``'s observation: actor unchanged,
+    critic evaluated at the future's running mean (:func:`ddl_gym.agents.privileged_critic.actor_state`)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.running_mean_std import RunningMeanStd
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from ddl_gym.agents.privileged_critic import actor_state
+
+    n = env.observation_space.shape[0]
+    extra = model.observation_space.shape[0] - n
+    if "blocks" in model.policy_kwargs:  # the attention network: the same class, its critic reading no future
+        policy: Any = type(model.policy)
+        kwargs = dict(model.policy_kwargs, blocks=dict(model.policy_kwargs["blocks"], extra=0))
+    else:
+        policy = "MlpPolicy"
+        kwargs = {k: v for k, v in model.policy_kwargs.items() if k != "actor_features"}
+    plain_venv = DummyVecEnv([lambda: env])
+    plain = MaskablePPO(policy, plain_venv, device="cpu", verbose=0, gamma=model.gamma, gae_lambda=model.gae_lambda,
+                        learning_rate=model.learning_rate, n_steps=model.n_steps, batch_size=model.batch_size,
+                        n_epochs=model.n_epochs, ent_coef=model.ent_coef, clip_range=model.clip_range,
+                        vf_coef=model.vf_coef, max_grad_norm=model.max_grad_norm, policy_kwargs=kwargs)
+    plain.policy.load_state_dict(actor_state(model.policy.state_dict(), extra))
+    plain.num_timesteps = model.num_timesteps
+    plain.save(out / "agent.zip")
+    norm = VecNormalize(plain_venv, norm_obs=True, norm_reward=False, clip_obs=venv.clip_obs, gamma=1.0)
+    stats = RunningMeanStd(shape=(n,))
+    stats.mean, stats.var, stats.count = venv.obs_rms.mean[:n].copy(), venv.obs_rms.var[:n].copy(), venv.obs_rms.count
+    norm.obs_rms = stats
+    norm.training = False
+    norm.save(str(out / "agent.vecnormalize.pkl"))
 
 
 if __name__ == "__main__":

@@ -233,3 +233,63 @@ def test_multi_task_run_deals_envs_over_tasks_and_selects_on_the_mean_ratio(tmp_
         with pytest.raises(SystemExit, match=says):
             train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", *bad,
                       "--out", str(tmp_path / "bad")])
+
+
+def test_placements_option_and_widening_an_agent_keep_its_sampling_policy(tmp_path, capsys):
+    """``--placements`` sets the action space (recorded in env_kwargs); ``--widen-from`` continues an agent
+    on a superset of its rules with the same action distribution (each copy sharing its source's mass)."""
+    import numpy as np
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from ddl_gym.agents.train_v1 import widen_action_head
+
+    base = tmp_path / "base"
+    common = ["--timesteps", "128", "--validate-every", "128", "--pool", "2", "--n-envs", "1", "--n-steps", "128",
+              "--batch-size", "128"]
+    assert train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", "--bc-episodes", "1",
+                     "--bc-epochs", "1", *common, "--out", str(base)]) == 0
+    assert "placements" not in json.loads((base / "agent.json").read_text())["env_kwargs"]  # the env's default
+
+    wide = tmp_path / "wide"
+    assert train_v1(["--task", "small", "--init", str(base / "agent.zip"), "--reference", "srsf+pack",
+                     "--placements", "pack,spread,ca,fs", "--widen-from", "pack", *common, "--out", str(wide)]) == 0
+    meta = json.loads((wide / "agent.json").read_text())
+    assert meta["env_kwargs"]["placements"] == ["pack", "spread", "contention_aware", "fewest_servers"]
+    assert meta["action_n"] == 1 + 8 * 4 and meta["recipe"]["widen_from"] == "pack"
+    res = evaluate([f"maskable-ppo:{wide / 'agent.zip'}"], "small", [1_000_000], None, workers=1, progress=False,
+                   plots=False, echo=False)
+    assert res.summary.iloc[0]["jobs"] == 40 and res.summary.iloc[0]["invalid_actions"] == 0
+
+    # The widened head's distribution, with each fs action merged into its slot's pack action, is the old one.
+    state = MaskablePPO.load(base / "agent.zip", device="cpu").policy.state_dict()
+    old_rules, new_rules = ("pack", "spread", "contention_aware"), ("pack", "fewest_servers", "spread",
+                                                                    "contention_aware")
+    widened = widen_action_head(state, old_rules, new_rules, "pack", window=8)
+    latent = torch.randn(16, state["action_net.weight"].shape[1], generator=torch.Generator().manual_seed(0))
+
+    def probs(s: dict) -> np.ndarray:
+        return torch.softmax(latent @ s["action_net.weight"].T + s["action_net.bias"], -1).numpy()
+
+    before, after = probs(state), probs(widened)
+    slots = after[:, 1:].reshape(16, 8, 4)
+    merged = np.concatenate([after[:, :1], np.stack([slots[:, :, 0] + slots[:, :, 1], slots[:, :, 2],
+                                                     slots[:, :, 3]], -1).reshape(16, -1)], 1)
+    np.testing.assert_allclose(merged, before, rtol=1e-5, atol=1e-7)
+    assert not np.allclose(after[:, 2::4], 0)  # the new rule gets probability from the start
+
+    # Errors name what is wrong.
+    for argv, says in [(["--placements", "pack,spread,ca,fs"], "--widen-from RULE"),
+                       (["--placements", "pack,fs", "--widen-from", "pack"], "lack"),
+                       (["--placements", "pack,spread,ca,fs", "--widen-from", "fs"], "not one of the --init agent's"),
+                       (["--widen-from", "pack"], "already has this run's placements")]:
+        with pytest.raises(ConfigError, match=says):
+            train_v1(["--task", "small", "--init", str(base / "agent.zip"), "--reference", "srsf+pack", *argv,
+                      *common, "--out", str(tmp_path / "x")])
+    for argv, says in [(["--expert", "srsf+pack", "--widen-from", "pack"], "give --init"),
+                       (["--expert", "srsf+pack", "--placements", "pack,nowhere"], "nowhere"),
+                       (["--expert", "srsf+pack", "--placements", "pack,bestfit"], "named twice")]:
+        capsys.readouterr()
+        with pytest.raises(SystemExit):
+            train_v1(["--task", "small", "--reference", "srsf+pack", *argv, "--out", str(tmp_path / "x")])
+        assert says in capsys.readouterr().err
