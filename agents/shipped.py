@@ -90,6 +90,10 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
                  "MaskablePPO network for the light-load regression tasks: agent-v1-mix7 specialised on default and "
                  "small (train_v1 --also) for 600k PPO steps, GAE lambda 0.99; sjf+ca- and srsf+pack-relative "
                  "rewards (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-pollux8x8-attn", "leaderboard/agents/agent-v1-pollux8x8-attn.zip",
+                 "Slot-attention MaskablePPO network (train_v1 --network attention) on DDLCluster-Pollux8x8-100G-v1 "
+                 "with the fs placement among its actions: BC sjf+fs, 1.5M PPO steps with an input-dependent "
+                 "baseline (--critic-sees-future); sjf+fs-relative reward, gamma 1 (docs/suite-agents.md)"),
     ShippedAgent("agent-v1-lightload-r2", "leaderboard/agents/agent-v1-lightload-r2.zip",
                  "MaskablePPO network for the light-load regression tasks, round 2: agent-v1-lightload continued for "
                  "600k PPO steps on default, small and the training windows of alibaba-windows (train_v1 --also; its "
