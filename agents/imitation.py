@@ -29,12 +29,8 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ddl_gym.placement import PLACEMENT_ALIASES
+from ddl_gym.placement import canonical_placement_name as _canonical
 from ddl_gym.sim.model import ConfigError
-
-
-def _canonical(rule: str) -> str:
-    return PLACEMENT_ALIASES.get(rule.lower(), rule.lower())
 
 
 class _ExpertCache:

@@ -32,7 +32,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import torch
 from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import MlpExtractor
+from torch import nn
 
 _HORIZONS_S = (300.0, 900.0, 3600.0, 14400.0, math.inf)
 _NAMES = ("5m", "15m", "1h", "4h", "all")
@@ -90,64 +94,45 @@ class FutureInputFeatures(gym.Wrapper):
         return np.concatenate([np.asarray(obs, dtype=np.float32), self.future()])
 
 
-def _split_extractor_class() -> type:
-    import torch
-    from stable_baselines3.common.torch_layers import MlpExtractor
+class SplitMlpExtractor(nn.Module):
+    """SB3's MlpExtractor with a policy net on the first ``actor_features`` columns and a value net on all."""
 
-    class SplitMlpExtractor(torch.nn.Module):
-        """MlpExtractor whose policy net reads the first ``actor_features`` columns and value net all of them."""
+    def __init__(self, feature_dim: int, actor_features: int, net_arch: Any, activation_fn: Any, device: Any) -> None:
+        super().__init__()
+        actor = MlpExtractor(actor_features, net_arch, activation_fn, device)
+        critic = MlpExtractor(feature_dim, net_arch, activation_fn, device)
+        self.policy_net, self.value_net = actor.policy_net, critic.value_net
+        self.latent_dim_pi, self.latent_dim_vf = actor.latent_dim_pi, critic.latent_dim_vf
+        self.actor_features = actor_features
 
-        def __init__(self, feature_dim: int, actor_features: int, net_arch: Any, activation_fn: Any,
-                     device: Any) -> None:
-            super().__init__()
-            actor = MlpExtractor(actor_features, net_arch, activation_fn, device)
-            critic = MlpExtractor(feature_dim, net_arch, activation_fn, device)
-            self.policy_net, self.value_net = actor.policy_net, critic.value_net
-            self.latent_dim_pi, self.latent_dim_vf = actor.latent_dim_pi, critic.latent_dim_vf
-            self.actor_features = actor_features
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
 
-        def forward(self, features: Any) -> tuple[Any, Any]:
-            return self.forward_actor(features), self.forward_critic(features)
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self.policy_net(features[..., :self.actor_features])
 
-        def forward_actor(self, features: Any) -> Any:
-            return self.policy_net(features[..., :self.actor_features])
-
-        def forward_critic(self, features: Any) -> Any:
-            return self.value_net(features)
-
-    return SplitMlpExtractor
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value_net(features)
 
 
-def _policy_class() -> type:
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's MLP policy whose actor sees only the first ``actor_features`` observation columns."""
 
-    class PrivilegedCriticPolicy(MaskableActorCriticPolicy):
-        """MaskablePPO's MLP policy whose actor sees only the first ``actor_features`` observation columns."""
+    def __init__(self, *args: Any, actor_features: int, **kwargs: Any) -> None:
+        self.actor_features = int(actor_features)
+        super().__init__(*args, **kwargs)
 
-        def __init__(self, *args: Any, actor_features: int, **kwargs: Any) -> None:
-            self.actor_features = int(actor_features)
-            super().__init__(*args, **kwargs)
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = SplitMlpExtractor(self.features_dim, self.actor_features, self.net_arch,
+                                               self.activation_fn, self.device)
 
-        def _build_mlp_extractor(self) -> None:
-            self.mlp_extractor = _split_extractor_class()(self.features_dim, self.actor_features, self.net_arch,
-                                                          self.activation_fn, self.device)
-
-        def _get_constructor_parameters(self) -> dict[str, Any]:
-            return dict(super()._get_constructor_parameters(), actor_features=self.actor_features)
-
-    PrivilegedCriticPolicy.__module__ = __name__
-    PrivilegedCriticPolicy.__qualname__ = "PrivilegedCriticPolicy"
-    return PrivilegedCriticPolicy
-
-
-PrivilegedCriticPolicy = _policy_class()
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        return dict(super()._get_constructor_parameters(), actor_features=self.actor_features)
 
 
 def widen_critic_state(state: dict[str, Any], extra: int) -> dict[str, Any]:
     """An ordinary policy's state dict for :class:`PrivilegedCriticPolicy`: the critic's first layer gets
     ``extra`` zero columns, so the widened critic computes the old value until training moves them."""
-    import torch
-
     key = "mlp_extractor.value_net.0.weight"
     weight = state[key]
     return dict(state, **{key: torch.cat([weight, torch.zeros(weight.shape[0], extra, dtype=weight.dtype)], 1)})

@@ -198,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           args.placements, critic_sees_future=args.critic_sees_future))
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
-    policy, policy_kwargs = _policy_spec(args, task, extra=_future_columns(args))
+    layout_env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
+    policy, policy_kwargs = _policy_spec(args, layout_env, extra=_future_columns(args))
     model = MaskablePPO(policy, venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0,
                         gae_lambda=args.gae_lambda,
                         learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
@@ -426,13 +427,9 @@ def _placement_list(text: str) -> tuple[str, ...]:
 
 def _canonical_rules(names: Sequence[str]) -> tuple[str, ...]:
     """Rule names with aliases resolved (``ca`` -> ``contention_aware``); an unknown name is a ConfigError."""
-    from ddl_gym.placement import PLACEMENT_ALIASES, get_placement_rule
+    from ddl_gym.placement import canonical_placement_name
 
-    out = []
-    for name in names:
-        get_placement_rule(name)  # names the rule and the choices when unknown
-        out.append(PLACEMENT_ALIASES.get(name, name))
-    return tuple(out)
+    return tuple(canonical_placement_name(str(name)) for name in names)
 
 
 def widen_action_head(state: dict[str, Any], old_rules: Sequence[str], new_rules: Sequence[str], source: str,
@@ -519,15 +516,14 @@ def _future_columns(args: argparse.Namespace) -> int:
     return len(FUTURE_FEATURES)
 
 
-def _policy_spec(args: argparse.Namespace, task: Any, extra: int) -> tuple[Any, dict[str, Any]]:
-    """(policy class or name, policy_kwargs) of ``--network`` on the task's env, the critic reading ``extra``
-    more columns than the env's observation."""
+def _policy_spec(args: argparse.Namespace, env: Any, extra: int) -> tuple[Any, dict[str, Any]]:
+    """(policy class or name, policy_kwargs) of ``--network`` on ``env`` (the task's plain v1 env), the critic
+    reading ``extra`` more columns than its observation."""
     import torch
 
     if args.network == "attention":
         from ddl_gym.agents.slot_attention import SlotAttentionPolicy, observation_blocks
 
-        env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
         blocks = observation_blocks(env.unwrapped.observation_layout, int(env.action_space.n), extra=extra)
         return SlotAttentionPolicy, {"blocks": blocks}
     kwargs: dict[str, Any] = {"net_arch": {"pi": [256, 256], "vf": [256, 256]}, "activation_fn": torch.nn.Tanh}
@@ -535,7 +531,6 @@ def _policy_spec(args: argparse.Namespace, task: Any, extra: int) -> tuple[Any, 
         return "MlpPolicy", kwargs
     from ddl_gym.agents.privileged_critic import PrivilegedCriticPolicy
 
-    env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
     return PrivilegedCriticPolicy, dict(kwargs, actor_features=int(env.observation_space.shape[0]))
 
 

@@ -248,15 +248,23 @@ PLACEMENT_ALIASES: dict[str, str] = {
 }
 
 
-def get_placement_rule(name: str) -> PlacementRule:
-    """Look up a rule by name or alias (``ff``, ``ls``, ``rand``, ``pack``, ``spread``, ``ca``)."""
+def canonical_placement_name(name: str) -> str:
+    """The registry name of a rule given by name or alias, in any case (``CA`` -> ``contention_aware``).
+
+    Raises:
+        ConfigError: no rule has that name or alias.
+    """
     key = PLACEMENT_ALIASES.get(name.lower(), name.lower())
-    try:
-        return PLACEMENT_RULES[key]
-    except KeyError:
+    if key not in PLACEMENT_RULES:
         raise ConfigError(
             f"unknown placement rule {name!r}; choose one of {sorted(PLACEMENT_RULES)} or aliases {sorted(PLACEMENT_ALIASES)}"
-        ) from None
+        )
+    return key
+
+
+def get_placement_rule(name: str) -> PlacementRule:
+    """Look up a rule by name or alias (``ff``, ``ls``, ``rand``, ``pack``, ``spread``, ``ca``, ``fs``)."""
+    return PLACEMENT_RULES[canonical_placement_name(name)]
 
 
 # Heavy-Edge rules for pipeline jobs (A-SRPT, Luo §IV-B): defined with the paper's policies, added here
