@@ -58,8 +58,8 @@ def _expert_policy(env: gym.Env, policy_name: str) -> Any:
     cache = _CACHE.setdefault(base, _ExpertCache())
     if cache.sim is not base.sim or cache.policy_name != policy_name:
         policy = make_policy(policy_name)
-        if not hasattr(policy, "priority_queue"):
-            raise ConfigError(f"expert {policy_name!r} is not a classic order+placement policy")
+        if not hasattr(policy, "priority_queue") and not hasattr(policy, "next_start"):
+            raise ConfigError(f"expert {policy_name!r} is not a classic order+placement policy or EASY backfilling")
         policy.reset(base.sim, np.random.default_rng(0))
         cache.sim, cache.policy_name, cache.policy = base.sim, policy_name, policy
     return cache.policy
@@ -70,7 +70,9 @@ def expert_action(env: gym.Env, policy_name: str, beyond_window: str = "advance"
 
     Args:
         env: a reset DDLCluster env (wrapped or not).
-        policy_name: ``<fifo|sjf|srsf>+<rule>``; the rule must be one of ``env.placement_names``.
+        policy_name: ``<fifo|sjf|srsf>+<rule>`` or EASY backfilling ``easy-<fifo|sjf|srsf>+<rule>``; the
+            rule must be one of ``env.placement_names``. EASY's action is its next start, or advance
+            while it holds the free GPUs for its reserved job.
         beyond_window: what to do when the policy's first fitting job is not in the window:
             ``"advance"`` (action 0) or ``"window"`` (the first fitting job, in the policy's order,
             among the window's jobs). Advance is used only while it is a valid action; when it is
@@ -95,11 +97,21 @@ def expert_action(env: gym.Env, policy_name: str, beyond_window: str = "advance"
                           f"placements {tuple(base.placement_names)}")
     p = names.index(rule)
     gpus = sim.workload.gpus
+    window = base._window
+    if hasattr(policy, "next_start"):  # EASY backfilling: its next start, or wait (it may hold GPUs idle)
+        choice = policy.next_start(sim)
+        if choice is None:
+            return 0 if (sim.running or sim.has_future_arrivals) else _first_fitting(window, gpus, sim, len(names), p)
+        job = choice[0]
+        if job in window:
+            return 1 + window.index(job) * len(names) + p
+        if beyond_window == "advance" and (sim.running or sim.has_future_arrivals):
+            return 0
+        return _first_fitting(window, gpus, sim, len(names), p)
     if policy.order == "fifo":
         candidates = sim.queue[:1]  # strict FIFO: the head or nothing
     else:
         candidates = policy.priority_queue(sim)
-    window = base._window
     for job in candidates:
         if gpus[job] <= sim.num_free:
             if job in window:
@@ -114,6 +126,14 @@ def expert_action(env: gym.Env, policy_name: str, beyond_window: str = "advance"
     for job in in_window:
         if gpus[job] <= sim.num_free:
             return 1 + window.index(job) * len(names) + p
+    return 0
+
+
+def _first_fitting(window: list[int], gpus: Any, sim: Any, n_rules: int, rule: int) -> int:
+    """The action starting the first window job that fits, or advance (0) when none does."""
+    for slot, job in enumerate(window):
+        if gpus[job] <= sim.num_free:
+            return 1 + slot * n_rules + rule
     return 0
 
 

@@ -68,6 +68,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
 from ddl_gym.baselines.classic.policy import ORDERS, ClassicPolicy
 from ddl_gym.sim.priority import priority_key
 from ddl_gym.envs.cluster_env import DDLClusterEnv
@@ -203,6 +204,42 @@ class ClassicGuide:
                 break
 
 
+class EasyFinish:
+    """EASY backfilling (``easy-<order>+<placement>``) as the native finish of rollouts (``fallback=``).
+
+    Rollouts only finish natively with a fallback, so EASY needs no env-level twin here; its per-episode
+    tables are rebuilt only when the workload changes (a sampled future is a new workload; the
+    workload is held, not its ``id()``, which a freed one could pass on).
+    """
+
+    def __init__(self, name: str) -> None:
+        order, _, placement = name.removeprefix("easy-").partition("+")
+        self.policy = EasyBackfillPolicy(order, placement or "pack")  # validates both names
+        self.name = self.policy.name
+        self._for: Any = None
+
+    def finish_native(self, sim: Simulator, rng: np.random.Generator) -> None:
+        """Run EASY on ``sim`` (mutated) until every job has finished."""
+        policy = self.policy
+        if self._for is not sim.workload:
+            policy.reset(sim, rng)
+            self._for = sim.workload
+        policy._rng = rng
+        while not sim.done:
+            if sim.queue:
+                policy.schedule(sim)
+            if not sim.advance():
+                break
+
+
+def native_finish(name: str) -> ClassicGuide | EasyFinish:
+    """The rollout finish named ``name``: a classic greedy ``order+placement`` or EASY ``easy-<order>+<placement>``."""
+    if name.startswith("easy-"):
+        return EasyFinish(name)
+    order, _, placement = name.partition("+")
+    return ClassicGuide(order, placement or "pack")
+
+
 # ---------------------------------------------------------------------------- search tree
 class LeafEstimator(Protocol):
     """What the paired search asks of a leaf evaluator (``MCTSPolicy(leaf=...)``).
@@ -275,7 +312,7 @@ class MCTSPolicy:
         guide_weight: prior mass of the guide's action for ``prior="guide"``.
         backup: ``"best"`` (min cost below a node; deterministic env) or ``"mean"``.
         final: root choice, ``"best"`` (lowest cost) or ``"visits"`` (most visited).
-        fallback: classic rule finishing truncated rollouts natively (default: the guide if it is
+        fallback: classic rule (or EASY, ``easy-<order>+<rule>``) finishing truncated rollouts natively (default: the guide if it is
             classic, else ``"srsf+pack"``).
         reuse_tree: keep the chosen child's subtree for the next decision.
         env_kwargs: extra :class:`DDLClusterEnv` arguments (window, placements, queue_order).
@@ -362,8 +399,7 @@ class MCTSPolicy:
             self.guide_policy = guide
             guide_name = str(getattr(guide, "name", type(guide).__name__))
         fallback_name = fallback or (guide_name if self.classic_guide is not None else "srsf+pack")
-        order, _, placement = fallback_name.partition("+")
-        self.fallback = ClassicGuide(order, placement or "pack")
+        self.fallback = native_finish(fallback_name)
         self.simulations = int(simulations)
         self.depth = depth
         self.c_uct = float(c_uct)

@@ -163,11 +163,12 @@ def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequ
     :func:`score_agent`).
 
     ``overrides`` replace fields of :class:`ddl_gym.agents.search_eval.SearchSettings`; rollouts are
-    finished by ``fallback`` (default: the reference when it is a classic ``order+placement`` rule,
-    else ``srsf+ca``); ``future`` is ``"sampled"`` (non-clairvoyant) unless overridden with ``"oracle"``.
+    finished by ``fallback`` (default: the reference when it is a classic ``order+placement`` rule or EASY
+    backfilling, ``easy-<order>+<placement>``, else ``srsf+ca``); ``future`` is ``"sampled"`` (non-clairvoyant) unless overridden with ``"oracle"``.
     """
     from ddl_gym.agents.search_eval import SearchSeedItem, SearchSettings, search_rows
     from ddl_gym.harness import evaluate
+    from ddl_gym.sim.priority import ORDERS
     from ddl_gym.suite import get_task
 
     task = get_task(task_name)
@@ -175,7 +176,8 @@ def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequ
     unknown = set(overrides) - set(known)
     if unknown:
         raise ConfigError(f"unknown search settings {sorted(unknown)}; known: {', '.join(known)}")
-    fallback = reference if "+" in reference and ":" not in reference else "srsf+ca"
+    order = reference.partition("+")[0].removeprefix("easy-")
+    fallback = reference if "+" in reference and ":" not in reference and order in ORDERS else "srsf+ca"
     settings = SearchSettings(**{"fallback": fallback, **overrides})
     seeds = list(test_seeds if test_seeds is not None else task.test_seeds)
     label, agent_file = resolve_agent(agent)

@@ -56,6 +56,8 @@ from ddl_gym.sim.model import ConfigError
 
 #: the env's own placement actions (DDLClusterEnv's default); other sets are recorded in the agent's env_kwargs
 DEFAULT_PLACEMENTS = ("pack", "spread", "contention_aware")
+#: The attention network's default size (the shipped attention agents before these flags were added).
+ATTENTION_WIDTH, ATTENTION_LAYERS = 64, 2
 
 
 def make_env(task_scenario: str, clairvoyant: bool, pool: Sequence[int] | None, reference: str | None,
@@ -125,6 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--network", choices=("mlp", "attention"), default="mlp",
                         help="mlp: 2x256 tanh MLPs on the flat observation; attention: a Transformer over the queue "
                              "and running slots with one shared per-slot action head (ddl_gym.agents.slot_attention)")
+    parser.add_argument("--attention-width", type=int, default=None, metavar="D",
+                        help="--network attention: token width d_model, a multiple of its 4 heads (default 64; "
+                             "feed-forward 2D)")
+    parser.add_argument("--attention-layers", type=int, default=None, metavar="L",
+                        help="--network attention: Transformer encoder layers (default 2)")
     parser.add_argument("--critic-sees-future", action="store_true",
                         help="input-dependent baseline (recipe step 8): the critic, never the actor, also sees the "
                              "episode's future arrivals during training; the saved agent is an ordinary one")
@@ -155,6 +162,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give --expert (clone it, then PPO) or --init (continue from an agent), not both or neither")
     if args.widen_from is not None and args.init is None:
         parser.error("--widen-from widens an --init agent's action space; give --init")
+    if args.network != "attention" and (args.attention_width is not None or args.attention_layers is not None):
+        parser.error("--attention-width / --attention-layers size the attention network; give --network attention")
+    if args.network == "attention":
+        args.attention_width = ATTENTION_WIDTH if args.attention_width is None else args.attention_width
+        args.attention_layers = ATTENTION_LAYERS if args.attention_layers is None else args.attention_layers
+        if args.attention_width < 4 or args.attention_width % 4:
+            parser.error(f"--attention-width must be a positive multiple of 4 (the heads), got {args.attention_width}")
+        if args.attention_layers < 1:
+            parser.error(f"--attention-layers must be >= 1, got {args.attention_layers}")
     if args.placements == DEFAULT_PLACEMENTS:
         args.placements = None  # the env's default: not recorded, as in every earlier agent
     for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs",
@@ -382,6 +398,13 @@ def _load_init(model: Any, venv: Any, path: Path, task: Any, args: argparse.Name
         raise ConfigError(f"--init {path}: a {theirs_network} network; this run's --network is {args.network}")
     if args.widen_from is not None and args.network != "mlp":
         raise ConfigError("--widen-from widens the MLP's action head; the attention network is not supported")
+    if args.network == "attention":
+        recipe = meta.get("recipe") or {}
+        theirs_size = (recipe.get("attention_width", ATTENTION_WIDTH), recipe.get("attention_layers", ATTENTION_LAYERS))
+        if theirs_size != (args.attention_width, args.attention_layers):
+            raise ConfigError(f"--init {path}: an attention network of width {theirs_size[0]} and {theirs_size[1]} "
+                              f"layers; this run asks for width {args.attention_width} and {args.attention_layers} "
+                              "layers (--attention-width / --attention-layers)")
     sidecar = path.parent / meta.get("vecnormalize", "")
     if not path.is_file() or not sidecar.is_file():
         raise ConfigError(f"--init {path}: the zip or its observation statistics ({sidecar.name}) is missing")
@@ -491,7 +514,8 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
                    "n_epochs": args.n_epochs, "n_steps": args.n_steps, "batch_size": args.batch_size, "seed": args.seed, **({"init": str(args.init)} if args.init else {}),
                    **({"widen_from": args.widen_from} if args.widen_from else {}),
                    **({"critic_sees_future": True} if args.critic_sees_future else {}),
-                   **({"network": args.network} if args.network != "mlp" else {})},
+                   **({"network": args.network} if args.network != "mlp" else {}),
+                   **(_attention_recipe(args) if args.network == "attention" else {})},
         "vecnormalize": "agent.vecnormalize.pkl",
     }
     if args.critic_sees_future:  # recipe step 8: ship the actor as an ordinary agent on the env's observation
@@ -516,6 +540,11 @@ def _future_columns(args: argparse.Namespace) -> int:
     return len(FUTURE_FEATURES)
 
 
+def _attention_recipe(args: argparse.Namespace) -> dict[str, int]:
+    """The attention network's size as the recipe records it (the agent's zip holds it too)."""
+    return {"attention_width": args.attention_width, "attention_layers": args.attention_layers}
+
+
 def _policy_spec(args: argparse.Namespace, env: Any, extra: int) -> tuple[Any, dict[str, Any]]:
     """(policy class or name, policy_kwargs) of ``--network`` on ``env`` (the task's plain v1 env), the critic
     reading ``extra`` more columns than its observation."""
@@ -525,7 +554,8 @@ def _policy_spec(args: argparse.Namespace, env: Any, extra: int) -> tuple[Any, d
         from ddl_gym.agents.slot_attention import SlotAttentionPolicy, observation_blocks
 
         blocks = observation_blocks(env.unwrapped.observation_layout, int(env.action_space.n), extra=extra)
-        return SlotAttentionPolicy, {"blocks": blocks}
+        return SlotAttentionPolicy, {"blocks": blocks, "d_model": args.attention_width,
+                                     "n_layers": args.attention_layers}
     kwargs: dict[str, Any] = {"net_arch": {"pi": [256, 256], "vf": [256, 256]}, "activation_fn": torch.nn.Tanh}
     if not extra:
         return "MlpPolicy", kwargs

@@ -148,6 +148,15 @@ for _order, _desc in (("fifo", "FIFO (strict, head-of-line blocking)"), ("sjf", 
                         {"order": _order, "placement": _rule},
                         f"{_desc} with {PLACEMENT_ALIASES[_rule].replace('_', '-')} placement")
 
+# EASY backfilling (Lifka 1995; Mu'alem & Feitelson 2001): an order plus one reservation for the first job
+# that cannot start; later jobs start only if they do not delay it (baselines/classic/backfill.py).
+for _order, _desc in (("fifo", "arrival order (the original EASY)"), ("sjf", "shortest job first"),
+                      ("srsf", "shortest remaining service first")):
+    for _rule in CLASSIC_PLACEMENTS:
+        register_policy(f"easy-{_order}+{_rule}", "ddl_gym.baselines.classic.backfill:make_easy_backfill",
+                        {"order": _order, "placement": _rule},
+                        f"EASY backfilling, {_desc}, with {PLACEMENT_ALIASES[_rule].replace('_', '-')} placement")
+
 # SJF-BCO (Yu et al. MobiHoc'22): the algorithm (its own BCO placement) and the §7.2 baselines.
 register_policy("sjf-bco", "ddl_gym.baselines.sjf_bco.policy:make_sjf_bco", {},
                 "SJF-BCO (Yu et al. 2022, Alg. 1-3), offline plan executed in the simulator", own_placement="bco")

@@ -45,14 +45,19 @@ VALIDATION_SEEDS = range(500_000, 500_010)
 TEST_SEEDS = range(1_000_000, 1_000_020)
 #: Suite version: bump when a task's scenario, seeds or references change (2: the non-clairvoyant
 #: task's references gain ``gpu-step+<rule>``; 3: every order gains the ``fs`` placement,
-#: ``fewest_servers``; every env id and its dynamics are unchanged).
-SUITE_VERSION = 3
+#: ``fewest_servers``; 4: the clairvoyant tasks gain EASY backfilling, ``easy-<order>+<rule>``; every env
+#: id and its dynamics are unchanged).
+SUITE_VERSION = 4
 #: Placements of the classic references (every order is paired with each).
 REFERENCE_PLACEMENTS: tuple[str, ...] = ("ff", "ls", "rand", "pack", "spread", "ca", "fs")
 
-#: References of a clairvoyant job-level task: the classic orders x placements and SJF-BCO's family.
+#: References of a clairvoyant job-level task: the classic orders x placements, the same orders with EASY
+#: backfilling (:mod:`ddl_gym.baselines.classic.backfill`: one reservation for the first job that cannot
+#: start, the HPC batch schedulers' rule for rigid gang jobs) and SJF-BCO's family.
 CLAIRVOYANT_REFERENCES: tuple[str, ...] = tuple(
     f"{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in REFERENCE_PLACEMENTS
+) + tuple(
+    f"easy-{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in REFERENCE_PLACEMENTS
 ) + ("sjf-bco", "sjf-bco+ff", "sjf-bco+ls", "sjf-bco+rand")
 
 

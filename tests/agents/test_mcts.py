@@ -206,3 +206,30 @@ def test_classic_env_action_fast_paths_match_the_reference(queue_order: str) -> 
             checked += 1
         env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     assert checked > 30
+
+
+def test_easy_backfilling_finishes_rollouts_as_it_runs_natively() -> None:
+    """``fallback="easy-<order>+<rule>"``: the native finish is EASY's own schedule, also when the same
+    finish object moves on to another workload (its tables follow the workload, not an ``id()``)."""
+    from ddl_gym.agents.mcts import EasyFinish, native_finish
+    from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
+
+    finish = native_finish("easy-srsf+pack")
+    assert isinstance(finish, EasyFinish) and isinstance(native_finish("srsf+pack"), ClassicGuide)
+    scenario = get_scenario("pollux-8x8-100g")
+    for seed in (3, 4, 3):
+        cluster, workload = scenario.episode(seed)
+        native = run_policy(Simulator(cluster, workload, scenario.model), EasyBackfillPolicy("srsf", "pack"),
+                            np.random.default_rng(0))
+        sim = Simulator(cluster, workload, scenario.model)
+        finish.finish_native(sim, np.random.default_rng(0))
+        assert np.array_equal(sim.result().finish, native.finish)
+    with pytest.raises(ConfigError, match="easy: unknown job order"):
+        native_finish("easy-gpu-step+pack")
+    env = DDLClusterEnv("small")
+    env.reset(seed=2)
+    policy = MCTSPolicy("srsf+pack", simulations=4, depth=0, fallback="easy-srsf+pack")
+    while not env.sim.done:
+        action = policy.act_env(env)
+        assert env.action_masks()[action] == 1
+        env.step(action)

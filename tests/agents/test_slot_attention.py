@@ -58,16 +58,23 @@ def test_permuting_queue_slots_permutes_their_logits_and_the_actor_ignores_the_f
 
 
 def test_an_attention_run_ships_an_agent_the_harness_runs(tmp_path):
+    """A small attention network (width 32, 1 layer) trains, records its size, and the harness runs it."""
     from ddl_gym.harness import evaluate
     from ddl_gym.suite import get_task
 
     out = tmp_path / "attn"
     common = ["--reference", "srsf+pack", "--timesteps", "256", "--validate-every", "256", "--pool", "2",
-              "--n-envs", "1", "--n-steps", "128", "--batch-size", "128", "--network", "attention"]
+              "--n-envs", "1", "--n-steps", "128", "--batch-size", "128", "--network", "attention",
+              "--attention-width", "32", "--attention-layers", "1"]
     assert train_v1(["--task", "small", "--expert", "srsf+pack", "--bc-episodes", "2", "--bc-epochs", "5",
                      "--critic-sees-future", *common, "--out", str(out)]) == 0
     meta = json.loads((out / "agent.json").read_text())
     assert meta["recipe"]["network"] == "attention"
+    assert (meta["recipe"]["attention_width"], meta["recipe"]["attention_layers"]) == (32, 1)
+    from sb3_contrib import MaskablePPO
+
+    policy = MaskablePPO.load(str(out / "agent.zip"), device="cpu").policy
+    assert (policy.d_model, policy.n_layers) == (32, 1) and len(policy.mlp_extractor.encoder.layers) == 1
     log = json.loads((out / "log.json").read_text())
     assert log["bc"]["accuracy_after"] > 0.8  # one shared slot head learns the expert's rule from 2 episodes
     task = get_task("small")
@@ -80,3 +87,19 @@ def test_an_attention_run_ships_an_agent_the_harness_runs(tmp_path):
     with pytest.raises(ConfigError, match="attention network; this run's --network is mlp"):
         train_v1(["--task", "small", "--init", str(out / "agent.zip"), "--reference", "srsf+pack",
                   "--out", str(tmp_path / "x")])
+    # Continuing needs the same size: a default-size run is refused with both sizes named.
+    with pytest.raises(ConfigError, match="width 32 and 1 layers; this run asks for width 64 and 2 layers"):
+        train_v1(["--task", "small", "--init", str(out / "agent.zip"), "--reference", "srsf+pack",
+                  "--network", "attention", "--out", str(tmp_path / "y")])
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--attention-width", "32"], "give --network attention"),
+    (["--network", "attention", "--attention-width", "30"], "multiple of 4"),
+    (["--network", "attention", "--attention-layers", "0"], "must be >= 1"),
+])
+def test_attention_size_flags_are_checked(tmp_path, capsys, flags, message):
+    with pytest.raises(SystemExit):
+        train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", *flags,
+                  "--out", str(tmp_path / "z")])
+    assert message in capsys.readouterr().err

@@ -43,3 +43,19 @@ def test_a_committed_row_equals_a_regeneration() -> None:
     row = next(r for r in rows if r.task == "pollux-8x8-100g" and r.kind.startswith("network, multi-task"))
     again = score_agent(row.task, row.agent, reference=row.reference, workers=1)
     assert dataclasses.asdict(again) == dataclasses.asdict(row)
+
+
+def test_every_row_is_paired_with_its_cards_best_reference() -> None:
+    """The board and the cards (docs/suite.json) agree: a row's reference is its task's best reference,
+    or, on a row that says so, the card's best non-preemptive one; a reference set change (a new suite
+    version) therefore fails here until the board is regenerated against the new cards."""
+    from ddl_gym.suite_cards import DEFAULT_JSON, load_cards
+
+    cards = load_cards(DEFAULT_JSON)
+    _, rows = _committed()
+    for row in rows:
+        card = cards[row.task]
+        if "not the best reference" in row.kind:
+            assert row.reference == card.nonpreemptive_reference, (row.task, row.agent, row.reference)
+        else:
+            assert row.reference == card.best_reference, (row.task, row.agent, row.reference, card.best_reference)

@@ -40,6 +40,7 @@ def _first_jobs(name: str, k: int) -> Scenario:
 #: One policy of each kind, with the engine it drives: (spec, scenario, jobs, expected driver).
 POLICY_KINDS = [
     ("srsf+ff", "small", 12, "native"),  # classic, job-level engine, harness-driven
+    ("easy-srsf+fs", "small", 12, "native"),  # EASY backfilling: reservations, idle GPUs by choice
     ("a-srpt", "asrpt-small", 10, "native"),  # pipeline rate model
     ("sjf-bco", "small", 12, "self"),  # offline plan, own Simulator
     ("mcts:guide=srsf+pack,sims=2", "small", 5, "self"),  # env forks

@@ -20,7 +20,9 @@ from ddl_gym.sim.zoo import MODEL_ZOO
 
 GBPS = 1e9 / 8
 #: Every reference policy of the job-level engine (rigid all-reduce jobs, contention models).
-JOB_LEVEL_REFERENCES = tuple(f"{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in ("ff", "ls", "rand", "pack", "spread", "ca")) + (
+_PLACEMENTS = ("ff", "ls", "rand", "pack", "spread", "ca", "fs")
+JOB_LEVEL_REFERENCES = tuple(f"{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in _PLACEMENTS) + tuple(
+    f"easy-{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in _PLACEMENTS) + (
     "sjf-bco", "sjf-bco+ff", "sjf-bco+ls", "sjf-bco+rand", "las", "las-np", "gittins", "gittins-np")
 
 
