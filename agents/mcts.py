@@ -224,7 +224,8 @@ class EasyFinish:
         if self._for is not sim.workload:
             policy.reset(sim, rng)
             self._for = sim.workload
-        policy._rng = rng
+        else:
+            policy.use_rng(rng)
         while not sim.done:
             if sim.queue:
                 policy.schedule(sim)

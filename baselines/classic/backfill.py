@@ -69,7 +69,7 @@ class EasyBackfillPolicy:
         self.reservations = 0  # reservations computed (a head job that could not start), for tests
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
-        self._rng = rng
+        self.use_rng(rng)
         w = sim.workload
         self._gpus = w.gpus.tolist()
         self._runtime = nominal_runtimes(sim).tolist()
@@ -82,6 +82,10 @@ class EasyBackfillPolicy:
             rank[order] = np.arange(w.num_jobs)
             self._rank = rank.tolist()
         self.reservations = 0
+
+    def use_rng(self, rng: np.random.Generator) -> None:
+        """Draw placements' random choices from ``rng`` from now on (per-episode tables unchanged)."""
+        self._rng = rng
 
     def shadow(self, sim: Simulator, head: int) -> tuple[float, int]:
         """(shadow time, extra GPUs) of ``head``'s reservation: when the free GPUs plus those of the running
