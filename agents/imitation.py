@@ -98,42 +98,27 @@ def expert_action(env: gym.Env, policy_name: str, beyond_window: str = "advance"
     p = names.index(rule)
     gpus = sim.workload.gpus
     window = base._window
-    if hasattr(policy, "next_start"):  # EASY backfilling: its next start, or wait (it may hold GPUs idle)
+    candidates: list[int] | None
+    if hasattr(policy, "next_start"):  # EASY backfilling: its next start, else wait (it may hold GPUs idle)
         choice = policy.next_start(sim)
-        if choice is None:
-            return 0 if (sim.running or sim.has_future_arrivals) else _first_fitting(window, gpus, sim, len(names), p)
-        job = choice[0]
-        if job in window:
-            return 1 + window.index(job) * len(names) + p
-        if beyond_window == "advance" and (sim.running or sim.has_future_arrivals):
-            return 0
-        return _first_fitting(window, gpus, sim, len(names), p)
-    if policy.order == "fifo":
-        candidates = sim.queue[:1]  # strict FIFO: the head or nothing
+        first = None if choice is None else choice[0]
+        candidates = None  # its order, only needed beyond the window
     else:
-        candidates = policy.priority_queue(sim)
-    for job in candidates:
-        if gpus[job] <= sim.num_free:
-            if job in window:
-                return 1 + window.index(job) * len(names) + p
-            break
-    else:
+        candidates = sim.queue[:1] if policy.order == "fifo" else policy.priority_queue(sim)  # strict FIFO: the head
+        first = next((job for job in candidates if gpus[job] <= sim.num_free), None)
+    if first is None:
         return 0
+    if first in window:
+        return 1 + window.index(first) * len(names) + p
     # The policy's job is beyond the window.
     if beyond_window == "advance" and (sim.running or sim.has_future_arrivals):
         return 0
+    if candidates is None:
+        candidates = policy.priority_queue(sim)
     in_window = [j for j in candidates if j in window] if policy.order != "fifo" else list(window)
     for job in in_window:
         if gpus[job] <= sim.num_free:
             return 1 + window.index(job) * len(names) + p
-    return 0
-
-
-def _first_fitting(window: list[int], gpus: Any, sim: Any, n_rules: int, rule: int) -> int:
-    """The action starting the first window job that fits, or advance (0) when none does."""
-    for slot, job in enumerate(window):
-        if gpus[job] <= sim.num_free:
-            return 1 + slot * n_rules + rule
     return 0
 
 

@@ -195,42 +195,35 @@ class ClassicGuide:
 
     def finish_native(self, sim: Simulator, rng: np.random.Generator) -> None:
         """Run the native policy on ``sim`` (mutated) until every job has finished."""
-        policy = self.policy
-        policy.reset(sim, rng, key=self.key(sim))
-        while not sim.done:
-            if sim.queue:
-                policy.schedule(sim)
-            if not sim.advance():
-                break
+        self.policy.reset(sim, rng, key=self.key(sim))
+        _schedule_to_end(sim, self.policy)
+
+
+def _schedule_to_end(sim: Simulator, policy: Any) -> None:
+    """Let ``policy`` (already reset on ``sim``) schedule at every decision point until every job has finished."""
+    while not sim.done:
+        if sim.queue:
+            policy.schedule(sim)
+        if not sim.advance():
+            break
 
 
 class EasyFinish:
     """EASY backfilling (``easy-<order>+<placement>``) as the native finish of rollouts (``fallback=``).
 
-    Rollouts only finish natively with a fallback, so EASY needs no env-level twin here; its per-episode
-    tables are rebuilt only when the workload changes (a sampled future is a new workload; the
-    workload is held, not its ``id()``, which a freed one could pass on).
+    Rollouts only finish natively with a fallback, so EASY needs no env-level twin here.
     """
 
     def __init__(self, name: str) -> None:
         order, _, placement = name.removeprefix("easy-").partition("+")
         self.policy = EasyBackfillPolicy(order, placement or "pack")  # validates both names
         self.name = self.policy.name
-        self._for: Any = None
 
     def finish_native(self, sim: Simulator, rng: np.random.Generator) -> None:
-        """Run EASY on ``sim`` (mutated) until every job has finished."""
-        policy = self.policy
-        if self._for is not sim.workload:
-            policy.reset(sim, rng)
-            self._for = sim.workload
-        else:
-            policy.use_rng(rng)
-        while not sim.done:
-            if sim.queue:
-                policy.schedule(sim)
-            if not sim.advance():
-                break
+        """Run EASY on ``sim`` (mutated) until every job has finished (its tables rebuilt for ``sim``'s
+        workload: a sampled future is another workload)."""
+        self.policy.reset(sim, rng)
+        _schedule_to_end(sim, self.policy)
 
 
 def native_finish(name: str) -> ClassicGuide | EasyFinish:
@@ -313,8 +306,8 @@ class MCTSPolicy:
         guide_weight: prior mass of the guide's action for ``prior="guide"``.
         backup: ``"best"`` (min cost below a node; deterministic env) or ``"mean"``.
         final: root choice, ``"best"`` (lowest cost) or ``"visits"`` (most visited).
-        fallback: classic rule (or EASY, ``easy-<order>+<rule>``) finishing truncated rollouts natively (default: the guide if it is
-            classic, else ``"srsf+pack"``).
+        fallback: classic rule or EASY (``easy-<order>+<rule>``) finishing truncated rollouts natively
+            (default: the guide if it is classic, else ``"srsf+pack"``).
         reuse_tree: keep the chosen child's subtree for the next decision.
         env_kwargs: extra :class:`DDLClusterEnv` arguments (window, placements, queue_order).
         seed: recorded for reproducibility; the oracle search has no randomness of its own (its

@@ -32,6 +32,9 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
+#: Default size: token width, encoder layers and attention heads (the width must be a multiple of the heads).
+D_MODEL, N_LAYERS, N_HEADS = 64, 2, 4
+
 
 def observation_blocks(layout: dict[str, Any], action_n: int, extra: int = 0) -> dict[str, int]:
     """Block sizes of a v1 observation from ``env.observation_layout`` (and the action count)."""
@@ -120,8 +123,8 @@ class SlotAttentionExtractor(nn.Module):
 class SlotAttentionPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy with the slot-attention actor and critic (module docstring)."""
 
-    def __init__(self, *args: Any, blocks: dict[str, int], d_model: int = 64, n_layers: int = 2,
-                 n_heads: int = 4, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, blocks: dict[str, int], d_model: int = D_MODEL, n_layers: int = N_LAYERS,
+                 n_heads: int = N_HEADS, **kwargs: Any) -> None:
         self.blocks, self.d_model, self.n_layers, self.n_heads = dict(blocks), d_model, n_layers, n_heads
         super().__init__(*args, **kwargs)
         expected = self.mlp_extractor.n_obs + self.blocks["extra"]

@@ -168,7 +168,7 @@ def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequ
     """
     from ddl_gym.agents.search_eval import SearchSeedItem, SearchSettings, search_rows
     from ddl_gym.harness import evaluate
-    from ddl_gym.sim.priority import ORDERS
+    from ddl_gym.agents.mcts import native_finish
     from ddl_gym.suite import get_task
 
     task = get_task(task_name)
@@ -176,8 +176,11 @@ def score_search(task_name: str, agent: str, reference: str, *, test_seeds: Sequ
     unknown = set(overrides) - set(known)
     if unknown:
         raise ConfigError(f"unknown search settings {sorted(unknown)}; known: {', '.join(known)}")
-    order = reference.partition("+")[0].removeprefix("easy-")
-    fallback = reference if "+" in reference and ":" not in reference and order in ORDERS else "srsf+ca"
+    try:
+        native_finish(reference)  # the rollout finishes the search can run natively
+        fallback = reference
+    except ConfigError:
+        fallback = "srsf+ca"
     settings = SearchSettings(**{"fallback": fallback, **overrides})
     seeds = list(test_seeds if test_seeds is not None else task.test_seeds)
     label, agent_file = resolve_agent(agent)

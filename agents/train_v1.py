@@ -56,8 +56,6 @@ from ddl_gym.sim.model import ConfigError
 
 #: the env's own placement actions (DDLClusterEnv's default); other sets are recorded in the agent's env_kwargs
 DEFAULT_PLACEMENTS = ("pack", "spread", "contention_aware")
-#: The attention network's default size (the shipped attention agents before these flags were added).
-ATTENTION_WIDTH, ATTENTION_LAYERS = 64, 2
 
 
 def make_env(task_scenario: str, clairvoyant: bool, pool: Sequence[int] | None, reference: str | None,
@@ -165,10 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.network != "attention" and (args.attention_width is not None or args.attention_layers is not None):
         parser.error("--attention-width / --attention-layers size the attention network; give --network attention")
     if args.network == "attention":
-        args.attention_width = ATTENTION_WIDTH if args.attention_width is None else args.attention_width
-        args.attention_layers = ATTENTION_LAYERS if args.attention_layers is None else args.attention_layers
-        if args.attention_width < 4 or args.attention_width % 4:
-            parser.error(f"--attention-width must be a positive multiple of 4 (the heads), got {args.attention_width}")
+        from ddl_gym.agents.slot_attention import D_MODEL, N_HEADS, N_LAYERS
+
+        args.attention_width = D_MODEL if args.attention_width is None else args.attention_width
+        args.attention_layers = N_LAYERS if args.attention_layers is None else args.attention_layers
+        if args.attention_width < N_HEADS or args.attention_width % N_HEADS:
+            parser.error(f"--attention-width must be a positive multiple of {N_HEADS} (the heads), "
+                         f"got {args.attention_width}")
         if args.attention_layers < 1:
             parser.error(f"--attention-layers must be >= 1, got {args.attention_layers}")
     if args.placements == DEFAULT_PLACEMENTS:
@@ -399,8 +400,10 @@ def _load_init(model: Any, venv: Any, path: Path, task: Any, args: argparse.Name
     if args.widen_from is not None and args.network != "mlp":
         raise ConfigError("--widen-from widens the MLP's action head; the attention network is not supported")
     if args.network == "attention":
-        recipe = meta.get("recipe") or {}
-        theirs_size = (recipe.get("attention_width", ATTENTION_WIDTH), recipe.get("attention_layers", ATTENTION_LAYERS))
+        from ddl_gym.agents.slot_attention import D_MODEL, N_LAYERS
+
+        recipe = meta.get("recipe") or {}  # agents from before the size flags have the default size
+        theirs_size = (recipe.get("attention_width", D_MODEL), recipe.get("attention_layers", N_LAYERS))
         if theirs_size != (args.attention_width, args.attention_layers):
             raise ConfigError(f"--init {path}: an attention network of width {theirs_size[0]} and {theirs_size[1]} "
                               f"layers; this run asks for width {args.attention_width} and {args.attention_layers} "

@@ -39,7 +39,7 @@ import numpy as np
 from ddl_gym.placement import PlacementRule, get_placement_rule
 from ddl_gym.sim.engine import Simulator
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.priority import nominal_runtimes, priority_key
+from ddl_gym.sim.priority import nominal_runtimes, priority_key, rank_by_key
 
 #: Job orders EASY can use (each needs run-time estimates, so no non-clairvoyant order is offered).
 BACKFILL_ORDERS: tuple[str, ...] = ("fifo", "sjf", "srsf")
@@ -69,23 +69,18 @@ class EasyBackfillPolicy:
         self.reservations = 0  # reservations computed (a head job that could not start), for tests
 
     def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
-        self.use_rng(rng)
+        self._rng = rng
         w = sim.workload
         self._gpus = w.gpus.tolist()
         self._runtime = nominal_runtimes(sim).tolist()
         key = priority_key(sim, self.order)
-        if key is None:  # FIFO: arrival order, which is job index order
-            self._rank = list(range(w.num_jobs))
-        else:
-            order = np.lexsort((np.arange(w.num_jobs), np.asarray(key, dtype=np.float64)))
-            rank = np.empty(w.num_jobs, dtype=np.int64)
-            rank[order] = np.arange(w.num_jobs)
-            self._rank = rank.tolist()
+        # FIFO: arrival order, which is job index order
+        self._rank = list(range(w.num_jobs)) if key is None else rank_by_key(key)[0]
         self.reservations = 0
 
-    def use_rng(self, rng: np.random.Generator) -> None:
-        """Draw placements' random choices from ``rng`` from now on (per-episode tables unchanged)."""
-        self._rng = rng
+    def priority_queue(self, sim: Simulator) -> list[int]:
+        """Queued jobs in the order EASY tries and backfills them."""
+        return sorted(sim.queue, key=self._rank.__getitem__)
 
     def shadow(self, sim: Simulator, head: int) -> tuple[float, int]:
         """(shadow time, extra GPUs) of ``head``'s reservation: when the free GPUs plus those of the running
@@ -108,24 +103,20 @@ class EasyBackfillPolicy:
         holds its GPUs past the shadow time, so the extra GPUs shrink by its size; a short one
         releases them before it). The env-level expert (``agents/imitation.py``) asks the same way.
         """
-        queue = sorted(sim.queue, key=self._rank.__getitem__)
-        gpus, rule, rng = self._gpus, self.rule, self._rng
-        head = -1
-        k = 0
-        for k, job in enumerate(queue):  # step 1: the first job in order, if it fits
-            if gpus[job] <= sim.num_free:
-                ids = rule(sim, job, rng)
-                if ids is not None:
-                    return job, ids
-            head = job
-            break
-        if head < 0:
+        queue = self.priority_queue(sim)
+        if not queue:
             return None
+        gpus, rule, rng = self._gpus, self.rule, self._rng
+        head = queue[0]
+        if gpus[head] <= sim.num_free:  # step 1: the first job in order, if it fits
+            ids = rule(sim, head, rng)  # (every rule places a job that fits the free GPUs)
+            if ids is not None:
+                return head, ids
         shadow, extra = self.shadow(sim, head)  # step 2: the head's reservation
         self.reservations += 1
         deadline = shadow - sim.now
         runtime = self._runtime
-        for job in queue[k + 1:]:  # step 3: backfill what does not delay the head
+        for job in queue[1:]:  # step 3: backfill what does not delay the head
             g = gpus[job]
             if g > sim.num_free or (runtime[job] > deadline and g > extra):
                 continue

@@ -25,7 +25,7 @@ import numpy as np
 from ddl_gym.placement import PlacementRule, get_placement_rule
 from ddl_gym.sim.engine import QUEUED, Simulator
 from ddl_gym.sim.model import ConfigError
-from ddl_gym.sim.priority import ORDERS, priority_key
+from ddl_gym.sim.priority import ORDERS, priority_key, rank_by_key
 
 
 
@@ -68,11 +68,7 @@ class ClassicPolicy:
         # Jobs by rank (key, then index). Queued jobs are kept in one min-heap of ranks per GPU
         # demand: a scheduling pass merges the heads of the demands that fit the free GPUs, so it
         # costs O(demand sizes × starts · log n) instead of a walk over the whole queue.
-        order = np.lexsort((np.arange(w.num_jobs), np.asarray(self._key, dtype=np.float64)))
-        rank = np.empty(w.num_jobs, dtype=np.int64)
-        rank[order] = np.arange(w.num_jobs)
-        self._rank = rank.tolist()
-        self._job_by_rank = order.tolist()
+        self._rank, self._job_by_rank = rank_by_key(self._key)
         self._by_demand: dict[int, list[int]] = {}
         self._demands: list[tuple[int, list[int]]] = []  # (G, heap of ranks), ascending G
         self._seen = 0

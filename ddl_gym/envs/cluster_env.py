@@ -19,7 +19,7 @@ from ddl_gym.envs.helpers import ActionObservationHelpers, label_frame
 from ddl_gym.placement import DRAWLESS_RULES, PlacementRule, get_placement_rule
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.model import ConfigError, Workload
-from ddl_gym.sim.priority import ORDERS, comm_intensity, nominal_runtimes, priority_key
+from ddl_gym.sim.priority import ORDERS, comm_intensity, nominal_runtimes, priority_key, rank_by_key
 
 # Normalisation constants (log-scaled heavy-tailed quantities saturate at these; the per-step ones,
 # waited, queue length and simulated time, are defined with the core that uses them every step).
@@ -538,10 +538,7 @@ class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
             rank: list[int] | None = None
             job_by_rank: list[int] = []
         else:
-            order = np.lexsort((np.arange(w.num_jobs), np.asarray(key)))
-            ranks = np.empty(w.num_jobs, dtype=np.int64)
-            ranks[order] = np.arange(w.num_jobs)
-            rank, job_by_rank = ranks.tolist(), order.tolist()
+            rank, job_by_rank = rank_by_key(key)
         self._arrival_list = w.arrival.tolist()
         self._t0 = self._arrival_list[0] if w.num_jobs else 0.0
         self._num_gpus = cluster.num_gpus

@@ -42,6 +42,16 @@ def priority_key(sim: Simulator, order: str, runtime: np.ndarray | None = None) 
     return duration * sim.workload.gpus if order == "srsf" else duration
 
 
+def rank_by_key(key: np.ndarray | list[float]) -> tuple[list[int], list[int]]:
+    """``(rank, job_by_rank)``: each job's place when sorted by ``key`` with ties by job index, and its inverse
+    (the order a classic policy, EASY and the env's queue window try jobs in)."""
+    values = np.asarray(key, dtype=np.float64)
+    order = np.lexsort((np.arange(values.size), values))
+    rank = np.empty(values.size, dtype=np.int64)
+    rank[order] = np.arange(values.size)
+    return rank.tolist(), order.tolist()
+
+
 def comm_intensity(workload: Workload, cluster: ClusterSpec) -> np.ndarray:
     """``r/(1+r)`` with ``r`` = gradient exchange over one NIC ÷ compute time per iteration."""
     compute = workload.per_job("forward_s") + workload.per_job("backward_s")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,8 +60,6 @@ def test_with_exact_estimates_a_fifo_head_never_starts_after_its_first_shadow_ti
     assert res.completed
     for head, t in first_shadow.items():
         assert res.start[head] <= t + 1e-6 * max(1.0, t), (head, res.start[head], t)
-    # FIFO order: never a start ahead of an older job unless backfilled while that one was the head
-    assert np.all(np.isfinite(res.finish))
 
 
 def test_names_and_options():
