@@ -1,0 +1,422 @@
+"""The optimum bracketed per task: the LP bounds from below, a clairvoyant search's schedule from above.
+
+    python -m ddl_gym.agents.oracle_headroom --workers 2 --write docs/suite-oracle.md
+
+The cards (``docs/suite.md``) and ``docs/suite-bounds.md`` prove how far the best reference sits
+*above a lower bound*. A lower bound can be loose, so it does not say how much of that room any
+scheduler can reach. This report bounds the optimum from the other side: a schedule found by a
+search that sees the whole episode is feasible, so the optimal non-preemptive avg JCT of that
+episode is at most its avg JCT.
+
+For every task in scope (default: those whose best reference sits ≥ 20 % above the general LP
+bound, the scope of issue 31's goal), on the task's first ``--seeds`` test seeds:
+
+1. **reference**: the task's best non-preemptive reference and its per-seed avg JCT, read from
+   ``docs/suite-bounds.json`` (the card's best reference unless that one preempts);
+2. **clairvoyant search**: :class:`ddl_gym.agents.mcts.MCTSPolicy` with ``future="oracle"`` (its
+   forks see the true future arrivals and, on a non-clairvoyant task, every job's true remaining
+   work), ``--sims`` simulations per decision, rollouts of one action finished natively
+   (``depth=0``) by the *finish* rule, tree reused between decisions, lowest-cost action played.
+   The finish rule is the reference itself where it runs natively (a classic ``order+placement``
+   or EASY ``easy-<order>+<placement>``), else the best such rule on the validation seeds (the
+   card's validation figures); the guide is the finish rule's ``order+placement``;
+3. **clairvoyant priority search**: the finish rule's list scheduler (EASY or greedy, its placement)
+   with one static priority per job in place of its order's key, hill-climbed on the episode itself
+   (``--priority-evals`` episodes: from the order's key, perturb the log-keys of one to three random
+   jobs by N(0, 1), keep the change when the episode's avg JCT drops; generator seeded by the
+   episode seed). A queued job's priority under SJF/SRSF never changes before it starts
+   (non-preemptive), so a static key covers every order these rules could use; the search looks
+   for a better one with hindsight;
+4. **the board's best network** on the task (lowest avg JCT among the network rows of
+   ``docs/suite-agents.json``, transfer rows included), re-run on the same seeds: a non-clairvoyant
+   schedule;
+5. **best known schedule** per seed: the lowest of the four avg JCTs. All are non-preemptive
+   schedules of the episode, so ``strong LP bound ≤ optimum ≤ best known`` (strong bound: the
+   per-seed maximum of the general and the non-preemptive LP bound, from ``docs/suite-bounds.json``).
+
+Per task it reports that bracket, the reduction of the best known schedule below the reference
+(per seed ``(reference − best known) / reference``, mean ± 95 % CI) and the share of the LP gap it
+closes. The rule for the last column: the goal's 10 % is **shown reachable** when the mean
+reduction is ≥ 10 % (a schedule that good exists; where only the clairvoyant search found it, a
+non-clairvoyant agent may still not reach it); otherwise **not shown**: the search found less, which does not prove that less is
+all there is (the search is not exhaustive; the optimum may lie anywhere in the bracket).
+
+The Markdown is generated from its JSON; edit the code, never the file. Work runs on the sweep
+executors (``--executor local|ray``); after every task the figures so far are kept in
+``<write>.partial.json`` with the settings they were made under, so an interrupted run resumes
+(a partial file made under other settings is refused, never reused) and is deleted when the report
+is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
+from ddl_gym.baselines.classic.policy import ClassicPolicy
+from ddl_gym.sim.model import ConfigError
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DOC = REPO_ROOT / "docs" / "suite-oracle.md"
+BOUNDS_JSON = REPO_ROOT / "docs" / "suite-bounds.json"
+BOARD_JSON = REPO_ROOT / "docs" / "suite-agents.json"
+DEFAULT_SIMS = 32
+DEFAULT_SEEDS = 10
+DEFAULT_PRIORITY_EVALS = 1000
+SCOPE_HEADROOM = 0.20  # issue 31: the goal applies to tasks whose best reference sits >= 20% above the LP bound
+GOAL_REDUCTION = 0.10  # ... and asks for >= 10% lower avg JCT than that reference
+
+
+def finishes_natively(policy: str) -> bool:
+    """Whether ``policy`` can finish the search's rollouts natively (classic ``order+placement`` or EASY)."""
+    from ddl_gym.agents.mcts import native_finish
+
+    try:
+        native_finish(policy)
+    except (ConfigError, ValueError, KeyError):
+        return False
+    return True
+
+
+def finish_rule(reference: str, validation_jct_s: dict[str, float]) -> str:
+    """The search's rollout finish: ``reference`` if it runs natively, else the best native rule on validation."""
+    if finishes_natively(reference):
+        return reference
+    native = {p: v for p, v in validation_jct_s.items() if finishes_natively(p)}
+    if not native:
+        raise ConfigError(f"no reference of the card finishes rollouts natively (reference {reference!r})")
+    return min(native, key=lambda p: (native[p], p))
+
+
+@dataclasses.dataclass(frozen=True)
+class OracleItem:
+    """One test episode of the clairvoyant search (a work item of ``Executor.map``)."""
+
+    scenario: str
+    seed: int
+    guide: str
+    finish: str
+    sims: int
+
+
+@dataclasses.dataclass(frozen=True)
+class PriorityItem:
+    """One test episode of the clairvoyant priority search (a work item of ``Executor.map``)."""
+
+    scenario: str
+    seed: int
+    finish: str
+    evals: int
+
+
+def oracle_episode(item: OracleItem) -> tuple[float, float]:
+    """Avg JCT (s) of the clairvoyant search's schedule of one episode, and the CPU seconds it took."""
+    from ddl_gym.agents.mcts import MCTSPolicy
+    from ddl_gym.scenarios import get_scenario
+
+    cpu0 = time.process_time()
+    scenario = get_scenario(item.scenario)
+    cluster, workload = scenario.episode(item.seed)
+    search = MCTSPolicy(item.guide, simulations=item.sims, depth=0, fallback=item.finish, future="oracle",
+                        final="best", backup="best", reuse_tree=True, seed=item.seed)
+    result = search.run_episode(scenario, cluster, workload, np.random.default_rng(item.seed))
+    if not result.completed:
+        raise RuntimeError(f"{item}: the search's episode did not complete")
+    return float(result.summary()["avg_jct_s"]), time.process_time() - cpu0
+
+
+class _KeyedEasy(EasyBackfillPolicy):
+    """EASY backfilling whose job order is a given per-job key (smaller first)."""
+
+    def __init__(self, placement: str, key: np.ndarray) -> None:
+        super().__init__("srsf", placement)
+        self.key = key
+
+    def reset(self, sim: Any, rng: np.random.Generator, key: Any = None) -> None:
+        super().reset(sim, rng, key=self.key if key is None else key)
+
+
+class _KeyedGreedy(ClassicPolicy):
+    """The classic greedy list scheduler whose job order is a given per-job key (smaller first)."""
+
+    def __init__(self, placement: str, key: np.ndarray) -> None:
+        super().__init__("sjf", placement)  # any keyed order: the key below replaces it
+        self.key = key
+
+    def reset(self, sim: Any, rng: np.random.Generator, key: Any = None) -> None:
+        super().reset(sim, rng, key=(self.key if key is None else key).tolist())
+
+
+def priority_search_episode(item: PriorityItem) -> tuple[float, float]:
+    """Avg JCT (s) of the best static-priority list schedule the hill climb found (module docstring, step 3),
+    and the CPU seconds it took. The first evaluation is the finish rule itself, except for the greedy
+    ``fifo`` rule, which blocks at its head: its keyed start is first-fit in arrival order."""
+    from ddl_gym.harness.episodes import simulate_episode
+    from ddl_gym.scenarios import get_scenario
+    from ddl_gym.sim.engine import Simulator
+    from ddl_gym.sim.priority import priority_key
+
+    cpu0 = time.process_time()
+    scenario = get_scenario(item.scenario)
+    cluster, workload = scenario.episode(item.seed)
+    easy = item.finish.startswith("easy-")
+    order, _, placement = item.finish.removeprefix("easy-").partition("+")
+    keyed = _KeyedEasy if easy else _KeyedGreedy
+
+    def avg_jct(log_key: np.ndarray) -> float:
+        result, _ = simulate_episode(keyed(placement, np.exp(log_key)), scenario, cluster, workload, item.seed)
+        return float(result.summary()["avg_jct_s"])
+
+    key = priority_key(Simulator(cluster, workload, scenario.model), order)
+    base = np.arange(1.0, workload.num_jobs + 1.0) if key is None else np.asarray(key, dtype=float)
+    best = np.log(base)
+    best_cost = avg_jct(best)
+    rng = np.random.default_rng((int(item.seed), 1))
+    for _ in range(item.evals - 1):
+        moved = rng.choice(workload.num_jobs, size=int(rng.integers(1, 4)), replace=False)
+        trial = best.copy()
+        trial[moved] += rng.normal(0.0, 1.0, moved.size)
+        cost = avg_jct(trial)
+        if cost < best_cost:
+            best, best_cost = trial, cost
+    return best_cost, time.process_time() - cpu0
+
+
+def guide_of(finish: str) -> str:
+    """The search's guide for a finish rule: its ``order+placement`` (EASY's order without the reservation)."""
+    return finish.removeprefix("easy-")
+
+
+def _agent_episode(job: tuple[str, str, int]) -> float:
+    from ddl_gym.suite_cards import _episode
+
+    return float(_episode(job)["avg_jct_s"])
+
+
+def task_oracle(task_name: str, bounds: dict[str, Any], validation_jct_s: dict[str, float], *, seeds: int,
+                sims: int, executor: Any, agent: str | None = None,
+                priority_evals: int = DEFAULT_PRIORITY_EVALS) -> dict[str, Any]:
+    """One task's row (module docstring) from its suite-bounds entry and fresh search episodes."""
+    from ddl_gym.harness import mean_ci
+    from ddl_gym.suite import get_task
+
+    task = get_task(task_name)
+    n = min(int(seeds), len(bounds["test_seeds"]))
+    test_seeds = [int(s) for s in bounds["test_seeds"][:n]]
+    reference = bounds["reference"]
+    ref = np.asarray(bounds["reference_jct_per_seed"][:n], dtype=float)
+    strong = np.maximum(np.asarray(bounds["general_bound_per_seed"][:n], dtype=float),
+                        np.asarray(bounds["nonpreemptive_bound_per_seed"][:n], dtype=float))
+    finish = finish_rule(reference, validation_jct_s)
+    items = [OracleItem(task.scenario, s, guide_of(finish), finish, int(sims)) for s in test_seeds]
+    out = executor.map(oracle_episode, items)
+    oracle = np.array([o[0] for o in out], dtype=float)
+    ranked = executor.map(priority_search_episode, [PriorityItem(task.scenario, s, finish, int(priority_evals))
+                                                    for s in test_seeds])
+    priority = np.array([o[0] for o in ranked], dtype=float)
+    mine = None
+    if agent is not None:
+        from ddl_gym.agents.suite_eval import resolve_agent
+
+        _, agent_file = resolve_agent(agent)
+        mine = np.array(executor.map(_agent_episode, [(task.scenario, f"maskable-ppo:{agent_file}", s)
+                                                      for s in test_seeds]), dtype=float)
+    names = ["reference", "search", "priority"] + (["agent"] if mine is not None else [])
+    stack = np.vstack([ref, oracle, priority] + ([mine] if mine is not None else []))
+    best = stack.min(axis=0)
+    best_by = [names[i] for i in stack.argmin(axis=0)]  # ties: in the order of `names`
+    if np.any(best < strong - 1e-6 * strong):  # the LP proof says this cannot happen: fail loudly
+        seed = test_seeds[int(np.flatnonzero(best < strong - 1e-6 * strong)[0])]
+        raise AssertionError(f"task {task_name}: a schedule beat the non-preemptive LP bound on seed {seed}")
+    reduction, reduction_ci, _ = mean_ci((ref - best) / ref)
+    gap = float((ref.mean() - best.mean()) / (ref.mean() - strong.mean())) if ref.mean() > strong.mean() else math.nan
+    return {
+        "task": task_name, "tier": task.tier, "reference": reference, "finish": finish, "guide": guide_of(finish),
+        "sims": int(sims), "test_seeds": test_seeds, "reference_jct_s": float(ref.mean()),
+        "oracle_jct_s": float(oracle.mean()), "best_known_jct_s": float(best.mean()),
+        "strong_bound_s": float(strong.mean()), "reduction": float(reduction), "reduction_ci": float(reduction_ci),
+        "oracle_better": int(np.sum(oracle < ref)), "gap_closed": gap, "agent": agent,
+        "priority_evals": int(priority_evals), "priority_jct_s": float(priority.mean()),
+        "priority_jct_per_seed": [float(x) for x in priority],
+        "agent_jct_s": None if mine is None else float(mine.mean()),
+        "agent_jct_per_seed": None if mine is None else [float(x) for x in mine],
+        "best_known_by": best_by,
+        "verdict": "shown reachable" if reduction >= GOAL_REDUCTION else "not shown",
+        "reference_jct_per_seed": [float(x) for x in ref], "oracle_jct_per_seed": [float(x) for x in oracle],
+        "strong_bound_per_seed": [float(x) for x in strong],
+        "cpu_hours": float(sum(o[1] for o in out + ranked) / 3600.0),
+    }
+
+
+def best_agents(board: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per task, the board's network row (not network + search; transfer rows included) with the lowest avg JCT."""
+    best: dict[str, dict[str, Any]] = {}
+    for row in board:
+        if not str(row.get("kind", "")).startswith("network") or "search" in str(row.get("kind", "")):
+            continue
+        held = best.get(row["task"])
+        if held is None or float(row["agent_avg_jct_s"]) < float(held["agent_avg_jct_s"]):
+            best[row["task"]] = row
+    return best
+
+
+def _pct(x: float, ci: float | None = None) -> str:
+    return f"{100 * x:+.1f}%" + (f" ± {100 * ci:.1f}%" if ci is not None else "")
+
+
+def oracle_markdown(data: dict[str, Any]) -> str:
+    """The whole ``docs/suite-oracle.md`` from its JSON."""
+    lines = [
+        "# How much of the headroom can be reached: the optimum bracketed", "",
+        f"Generated by `{data['command']}` — do not edit by hand. Method: `agents/oracle_headroom.py`. "
+        "Per task, its first test seeds: the best non-preemptive reference and the strong LP bound "
+        "(from `docs/suite-bounds.json`); two clairvoyant searches, which see the true future arrivals and remaining "
+        "work (bounds, not schedulers a cluster could run): a tree search (`MCTSPolicy(future=\"oracle\")`) and a "
+        "hill climb over per-job priorities of the finish rule's list scheduler; the board's best network re-run on "
+        "the same seeds; and the best known schedule per seed (the lowest of the four). All are non-preemptive, so "
+        "strong bound ≤ optimum ≤ best known.", "",
+        "| task | tier | seeds | reference | its avg JCT (s) | finish rule | tree search (sims): avg JCT (s) "
+        "| priority search (episodes): avg JCT (s) | board's best network: avg JCT (s) | best known (s) | from "
+        "| strong bound (s) | reduction below the reference | LP gap closed | goal's 10% |",
+        "|---|---|---:|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
+    ]
+    for t in data["tasks"]:
+        agent = f"`{t['agent']}`: {t['agent_jct_s']:.0f}" if t.get("agent") else "—"
+        by = ", ".join(f"{k} {t['best_known_by'].count(k)}" for k in ("reference", "search", "priority", "agent")
+                       if k in t["best_known_by"])
+        lines.append(
+            f"| `{t['task']}` | {t['tier']} | {len(t['test_seeds'])} | `{t['reference']}` | {t['reference_jct_s']:.0f} "
+            f"| `{t['finish']}` | ({t['sims']}): {t['oracle_jct_s']:.0f} "
+            f"| ({t['priority_evals']}): {t['priority_jct_s']:.0f} | {agent} "
+            f"| {t['best_known_jct_s']:.0f} | {by} | {t['strong_bound_s']:.0f} | {_pct(t['reduction'], t['reduction_ci'])} "
+            f"| {100 * t['gap_closed']:.0f}% | {t['verdict']} |")
+    lines += [
+        "", "Best known = per seed the lowest of the four; *from* counts the seeds where each gave it (search: the tree "
+        "search; priority: the priority search). Reduction = per seed (reference − best known) / reference, mean ± "
+        "95% CI (Student t). LP gap closed = (reference − best known) / (reference − strong bound), means over the "
+        "seeds. Rule: *shown reachable* when the mean reduction is ≥ 10%; *not shown* means no schedule that good "
+        "was found, not that none exists.",
+        f"CPU time of the searches: {sum(t['cpu_hours'] for t in data['tasks']):.2f} CPU-hours.", "",
+    ]
+    return "\n".join(lines)
+
+
+def _settings(args: argparse.Namespace, names: Sequence[str], bounds: dict[str, Any],
+              agents: dict[str, str]) -> dict[str, Any]:
+    """What a partial file's figures depend on (a file made under anything else is refused)."""
+    from ddl_gym import __version__
+    from ddl_gym.suite import SUITE_VERSION
+
+    return {"ddl_gym": __version__, "suite_version": SUITE_VERSION, "sims": args.sims, "seeds": args.seeds,
+            "priority_evals": args.priority_evals,
+            "tasks": list(names), "agents": {n: agents.get(n) for n in names},
+            "references": {n: [bounds[n]["reference"], bounds[n]["reference_jct_per_seed"][: args.seeds]]
+                           for n in names}}
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agents.oracle_headroom") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description="the optimum bracketed: LP bound below, clairvoyant "
+                                                            "search above")
+    parser.add_argument("--task", action="append", help="only this task (repeatable; default: the goal's scope)")
+    parser.add_argument("--seeds", type=int, default=DEFAULT_SEEDS, help="first N test seeds of each task")
+    parser.add_argument("--sims", type=int, default=DEFAULT_SIMS, help="search simulations per decision")
+    parser.add_argument("--priority-evals", type=int, default=DEFAULT_PRIORITY_EVALS,
+                        help="episodes the priority search evaluates per test seed")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--executor", default="local", choices=("local", "ray"))
+    parser.add_argument("--ray-address", default=None)
+    parser.add_argument("--write", default=None, help="write the markdown there (and the JSON beside it)")
+    args = parser.parse_args(argv)
+    if not 1 <= args.seeds <= 1000:
+        parser.error(f"--seeds must be in [1, 1000], got {args.seeds}")
+    if not 1 <= args.sims <= 10_000:
+        parser.error(f"--sims must be in [1, 10000], got {args.sims}")
+    if not 1 <= args.priority_evals <= 1_000_000:
+        parser.error(f"--priority-evals must be in [1, 1000000], got {args.priority_evals}")
+    if args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
+    from ddl_gym.executors import make_executor
+    from ddl_gym.suite import TASKS, get_task
+    from ddl_gym.suite_cards import load_cards
+
+    try:
+        cards = load_cards()
+        data = json.loads(BOUNDS_JSON.read_text())
+        bounds = {t["task"]: t for t in data["tasks"]}
+        board = json.loads(BOARD_JSON.read_text())
+        names = ([get_task(n).name for n in args.task] if args.task
+                 else [t.name for t in TASKS if t.name in cards and cards[t.name].headroom >= SCOPE_HEADROOM])
+        missing = [n for n in names if n not in bounds or n not in cards]
+        if missing:
+            raise ConfigError(f"{BOUNDS_JSON} or the cards have no entry for {', '.join(missing)}; regenerate them")
+        for n in names:  # the per-seed general bound lives in the cards
+            bounds[n] = dict(bounds[n], general_bound_per_seed=list(cards[n].lp_bound_per_seed))
+        executor = make_executor(args.executor, workers=args.workers, ray_address=args.ray_address)
+    except (OSError, ValueError, KeyError, ConfigError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    agents = {task: row["agent"] for task, row in best_agents(board).items()}
+    settings = _settings(args, names, bounds, agents)
+    partial = Path(args.write).with_suffix(".partial.json") if args.write else None
+    if partial is not None:
+        try:
+            partial.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"{prog}: --write {args.write}: {exc.strerror}", file=sys.stderr)
+            return 2
+    done: dict[str, Any] = {}
+    if partial is not None and partial.is_file():
+        stored = json.loads(partial.read_text())
+        if stored.get("settings") != settings:
+            print(f"{prog}: {partial} was made under other settings; delete it or use another --write",
+                  file=sys.stderr)
+            return 2
+        done = {t["task"]: t for t in stored["tasks"]}
+        print(f"resuming: {', '.join(done) or 'nothing'} already done", file=sys.stderr)
+    tasks = []
+    try:
+        for name in names:
+            t = done.get(name) or task_oracle(name, bounds[name], cards[name].validation_jct_s, seeds=args.seeds,
+                                              sims=args.sims, executor=executor, agent=agents.get(name),
+                                              priority_evals=args.priority_evals)
+            tasks.append(t)
+            if partial is not None:
+                partial.write_text(json.dumps({"settings": settings, "tasks": tasks}, indent=1) + "\n")
+            print(f"{name}: reference {t['reference_jct_s']:.1f}s, tree search {t['oracle_jct_s']:.1f}s, priority "
+                  f"search {t['priority_jct_s']:.1f}s, "
+                  f"best known {t['best_known_jct_s']:.1f}s ({_pct(-t['reduction'])}), strong bound "
+                  f"{t['strong_bound_s']:.1f}s", file=sys.stderr, flush=True)
+    finally:
+        executor.close()
+    command = prog + "".join(f" --task {n}" for n in args.task or []) \
+        + (f" --seeds {args.seeds}" if args.seeds != DEFAULT_SEEDS else "") \
+        + (f" --sims {args.sims}" if args.sims != DEFAULT_SIMS else "") \
+        + (f" --priority-evals {args.priority_evals}" if args.priority_evals != DEFAULT_PRIORITY_EVALS else "") \
+        + (f" --write {args.write}" if args.write else "")
+    out = {"command": command, "settings": settings, "tasks": tasks}
+    text = oracle_markdown(out)
+    if args.write:
+        path = Path(args.write)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        path.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
+        if partial is not None and partial.exists():
+            os.remove(partial)
+        print(f"wrote {path} and {path.with_suffix('.json')}", file=sys.stderr)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
