@@ -18,6 +18,10 @@ Each round:
    distribution** π (normalised over the legal actions only) and the **realised return-to-go** of the
    reference-relative reward (:class:`ddl_gym.relative_reward.ReferenceRelativeReward` with
    ``--reference``, γ = 1: the same value target PPO's value head was trained on).
+   With ``--future oracle`` the labelling search is the clairvoyant one instead (its forks see the
+   train episode's true future, :mod:`ddl_gym.agents.mcts`): hindsight targets from a teacher no
+   cluster could run. The trained network still acts on its observation alone, so the agent it
+   yields is non-clairvoyant; the teacher is recorded in every checkpoint's metadata.
 2. **Training**: the network (MaskablePPO's actor-critic) minimises cross-entropy to π plus
    ``--value-coef`` × squared error of its value to the return-to-go, on this round's data and the
    previous ``--replay`` rounds'; observation statistics stay the initial agent's (frozen).
@@ -50,6 +54,10 @@ import numpy as np
 
 from ddl_gym.agents.search_eval import LEAVES, NetworkGuide, SearchSettings, _guide, make_search
 from ddl_gym.sim.model import ConfigError
+
+#: What a round's search sees (recorded in every checkpoint's metadata).
+TEACHERS = {"sampled": "sampled (non-clairvoyant)",
+            "oracle": "oracle (clairvoyant teacher on train seeds; the network acts on its observation alone)"}
 
 #: Seeds of round r start at train.start + SEED_OFFSET + r * SEED_STRIDE (clear of train_v1's pool 0..~300).
 SEED_OFFSET = 100_000
@@ -292,7 +300,7 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
             start = task.train_seeds.start + SEED_OFFSET + r * SEED_STRIDE
             settings = SearchSettings(sims=args.sims, samples=args.samples, depth=args.depth, c_uct=args.c_uct,
                                       fallback=args.fallback, candidates=args.candidates, final=args.final,
-                                      leaf=args.leaf)
+                                      leaf=args.leaf, future=args.future)
             items = [EpisodeItem(agent=str(current.resolve()), task=task.name, seed=start + i, search=settings,
                                  reference=args.reference, root_noise=args.root_noise,
                                  search_seed=args.seed * 1_000_003 + start + i) for i in range(args.episodes)]
@@ -320,7 +328,7 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
                 "round": r, "init": str(args.init), "task": task.name, "sims": args.sims, "samples": args.samples,
                 "depth": args.depth, "fallback": args.fallback, "leaf": args.leaf, "reference": args.reference,
                 "episodes": args.episodes,
-                "future": "sampled (non-clairvoyant)"}})
+                "future": TEACHERS[args.future]}})
             validation = list(task.validation_seeds)[: args.validation_seeds]
             score = validate_network(round_dir / "agent.zip", task.name, validation)
             episode_cpu = float(sum(e["cpu_s"] for e in episodes))
@@ -417,6 +425,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--final", default=SearchSettings.final, choices=("visits", "best"),
                        help="action played: most visited, or lowest mean regret over the samples")
     train.add_argument("--fallback", default=SearchSettings.fallback, help="classic rule finishing rollouts natively")
+    train.add_argument("--future", default="sampled", choices=tuple(TEACHERS),
+                       help="the search that labels states: 'sampled' (non-clairvoyant, default) or 'oracle' "
+                            "(clairvoyant teacher: its forks see the true future of the train episode; the network "
+                            "still sees only its observation)")
     train.add_argument("--leaf", default=SearchSettings.leaf, choices=LEAVES,
                        help="how an evaluation ends after --depth network steps: the fallback's native finish "
                             "(rollout) or the network's value head (value)")

@@ -270,7 +270,8 @@ class SearchStats:
 
     ``root_visits[a]`` sums to ``simulations`` on a fresh tree; with tree reuse it also counts the
     visits inherited from the previous decision's search. ``root_best_cost`` is the best episode
-    cost (objective area, unscaled) found below each root child.
+    cost (objective area, unscaled) found below each root child. ``root_prior`` is the oracle tree's
+    root prior over its valid actions as searched (root noise included); ``None`` where not recorded.
     """
 
     action: int
@@ -279,6 +280,7 @@ class SearchStats:
     root_visits: dict[int, int]
     root_best_cost: dict[int, float]
     wall_s: float
+    root_prior: dict[int, float] | None = None
 
 
 def _fingerprint(env: DDLClusterEnv) -> tuple:
@@ -318,8 +320,8 @@ class MCTSPolicy:
         samples: futures drawn per decision (``future="sampled"``); the simulations are split among them.
         root_noise: weight of Dirichlet(``noise_alpha``) noise mixed into the root prior (0: none).
         noise_alpha: its concentration.
-        root_candidates: ``future="sampled"``: the root actions every sample's tree expands first (the
-            guide's, then the most probable under the prior); a peaked prior otherwise sends every
+        root_candidates: the root actions expanded first (the guide's, then the most probable under
+            the prior; per sampled tree for ``future="sampled"``); a peaked prior otherwise sends every
             simulation of a small budget below the guide's action.
         leaf: ``future="sampled"`` only: a :class:`LeafEstimator` that replaces the ``fallback``
             finish of every evaluation after its ``depth`` guide steps (e.g. a network's value head,
@@ -503,9 +505,23 @@ class MCTSPolicy:
         root.guide_action = guide_action
         sims = 0
         if len(root.valid) > 1 and not root.terminal:
-            # The guide's action first: its rollout is exactly "follow the guide from here".
+            if self.root_noise > 0:  # AlphaZero's exploration noise; the generator is (seed, decision)
+                rng = np.random.default_rng((0 if self.seed is None else int(self.seed), self._searches))
+                prior = self._priors(root)
+                root.prior = ((1.0 - self.root_noise) * prior
+                              + self.root_noise * rng.dirichlet(np.full(len(root.valid), self.noise_alpha)))
+            self._searches += 1
+            # The guide's action first: its rollout is exactly "follow the guide from here"; then the
+            # next ``root_candidates - 1`` most probable root actions under the prior.
             self._simulate(root, forced=guide_action)
             sims = 1
+            if self.root_candidates > 1:
+                prior = self._priors(root)
+                actions = root.valid.tolist()
+                ranked = [actions[i] for i in np.argsort(-prior, kind="stable") if actions[i] != guide_action]
+                for action in ranked[: max(0, min(self.root_candidates, self.simulations) - 1)]:
+                    self._simulate(root, forced=action)
+                    sims += 1
             while sims < self.simulations:
                 self._simulate(root)
                 sims += 1
@@ -518,6 +534,8 @@ class MCTSPolicy:
             root_visits={a: c.visits for a, c in root.children.items()},
             root_best_cost={a: c.best_cost for a, c in root.children.items()},
             wall_s=time.perf_counter() - start,
+            root_prior=(None if root.prior is None else
+                        {int(a): float(p) for a, p in zip(root.valid.tolist(), root.prior)}),
         )
         if self.reuse_tree and action in root.children:
             self._root = root.children[action]

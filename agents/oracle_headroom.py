@@ -64,6 +64,7 @@ import numpy as np
 
 from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
 from ddl_gym.baselines.classic.policy import ClassicPolicy
+from ddl_gym.report_paths import signed_pct, write_report
 from ddl_gym.sim.model import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -270,10 +271,6 @@ def best_agents(board: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return best
 
 
-def _pct(x: float, ci: float | None = None) -> str:
-    return f"{100 * x:+.1f}%" + (f" ± {100 * ci:.1f}%" if ci is not None else "")
-
-
 def oracle_markdown(data: dict[str, Any]) -> str:
     """The whole ``docs/suite-oracle.md`` from its JSON."""
     lines = [
@@ -298,7 +295,7 @@ def oracle_markdown(data: dict[str, Any]) -> str:
             f"| `{t['task']}` | {t['tier']} | {len(t['test_seeds'])} | `{t['reference']}` | {t['reference_jct_s']:.0f} "
             f"| `{t['finish']}` | ({t['sims']}): {t['oracle_jct_s']:.0f} "
             f"| ({t['priority_evals']}): {t['priority_jct_s']:.0f} | {agent} "
-            f"| {t['best_known_jct_s']:.0f} | {by} | {t['strong_bound_s']:.0f} | {_pct(t['reduction'], t['reduction_ci'])} "
+            f"| {t['best_known_jct_s']:.0f} | {by} | {t['strong_bound_s']:.0f} | {signed_pct(t['reduction'], t['reduction_ci'])} "
             f"| {100 * t['gap_closed']:.0f}% | {t['verdict']} |")
     lines += [
         "", "Best known = per seed the lowest of the four; *from* counts the seeds where each gave it (search: the tree "
@@ -394,7 +391,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
                 partial.write_text(json.dumps({"settings": settings, "tasks": tasks}, indent=1) + "\n")
             print(f"{name}: reference {t['reference_jct_s']:.1f}s, tree search {t['oracle_jct_s']:.1f}s, priority "
                   f"search {t['priority_jct_s']:.1f}s, "
-                  f"best known {t['best_known_jct_s']:.1f}s ({_pct(-t['reduction'])}), strong bound "
+                  f"best known {t['best_known_jct_s']:.1f}s ({signed_pct(-t['reduction'])}), strong bound "
                   f"{t['strong_bound_s']:.1f}s", file=sys.stderr, flush=True)
     finally:
         executor.close()
@@ -406,13 +403,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
     out = {"command": command, "settings": settings, "tasks": tasks}
     text = oracle_markdown(out)
     if args.write:
-        path = Path(args.write)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        path.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
+        doc, data_file = write_report(args.write, text, out)
         if partial is not None and partial.exists():
             os.remove(partial)
-        print(f"wrote {path} and {path.with_suffix('.json')}", file=sys.stderr)
+        print(f"wrote {doc} and {data_file}", file=sys.stderr)
     else:
         print(text)
     return 0

@@ -16,7 +16,9 @@ they rank).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DOCS = REPO_ROOT / "docs"
@@ -35,3 +37,17 @@ def reproduction_file(paper: str, name: str) -> Path:
 def relative(path: Path) -> str:
     """``path`` relative to the repository root, as help texts and reports print it."""
     return str(path.relative_to(REPO_ROOT))
+
+
+def signed_pct(x: float, ci: float | None = None) -> str:
+    """``x`` (a fraction) as a signed percentage, with ``± ci`` when given: ``+6.0% ± 1.7%``."""
+    return f"{100 * x:+.1f}%" + (f" ± {100 * ci:.1f}%" if ci is not None else "")
+
+
+def write_report(path: str | Path, markdown: str, data: Any) -> tuple[Path, Path]:
+    """Write a generated report: ``path`` (Markdown) and the JSON it was rendered from beside it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(markdown)
+    path.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
+    return path, path.with_suffix(".json")

@@ -24,11 +24,11 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from ddl_gym.report_paths import signed_pct, write_report
 from ddl_gym.sim.lower_bound_np import DEFAULT_NP_PERIODS
 from ddl_gym.suite import TASKS, get_task
 from ddl_gym.suite_cards import DEFAULT_JSON as CARDS_JSON
@@ -101,10 +101,6 @@ def agent_rows(board: dict[str, Any] | list[dict[str, Any]], tasks: dict[str, di
     return out
 
 
-def _pct(x: float, ci: float | None = None) -> str:
-    return f"{100 * x:+.1f}%" + (f" ± {100 * ci:.1f}%" if ci is not None else "")
-
-
 def bounds_markdown(data: dict[str, Any]) -> str:
     """The whole ``docs/suite-bounds.md`` from its JSON."""
     lines = [
@@ -121,8 +117,8 @@ def bounds_markdown(data: dict[str, Any]) -> str:
     for t in data["tasks"]:
         lines.append(f"| `{t['task']}` | {t['tier']} | `{t['reference']}` | {t['reference_jct_s']:.0f} | "
                      f"{t['general_bound_s']:.0f} | {t['nonpreemptive_bound_s']:.0f} | {t['strong_bound_s']:.0f} | "
-                     f"{_pct(t['headroom_general'], t['headroom_general_ci'])} | "
-                     f"{_pct(t['headroom_strong'], t['headroom_strong_ci'])} |")
+                     f"{signed_pct(t['headroom_general'], t['headroom_general_ci'])} | "
+                     f"{signed_pct(t['headroom_strong'], t['headroom_strong_ci'])} |")
     rich = [t["task"] for t in data["tasks"] if t["tier"] == "realistic" and t["headroom_strong"] >= 0.20]
     lines += ["", f"Realistic tasks whose reference sits ≥ 20 % above the strong bound: {len(rich)} "
               f"({', '.join(f'`{x}`' for x in rich) or 'none'}).", ""]
@@ -160,7 +156,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.suite
     for name in names:
         tasks.append(task_bounds(name, cards, periods=args.periods, workers=max(1, args.workers)))
         t = tasks[-1]
-        print(f"{name}: headroom {_pct(t['headroom_general'])} -> {_pct(t['headroom_strong'])}", file=sys.stderr,
+        print(f"{name}: headroom {signed_pct(t['headroom_general'])} -> {signed_pct(t['headroom_strong'])}", file=sys.stderr,
               flush=True)
     by_task = {t["task"]: t for t in tasks}
     board = json.loads(BOARD_JSON.read_text()) if BOARD_JSON.is_file() else {"rows": []}
@@ -170,11 +166,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.suite
     data = {"command": command, "periods": args.periods, "tasks": tasks, "agents": agent_rows(board, by_task)}
     text = bounds_markdown(data)
     if args.write:
-        path = Path(args.write)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        path.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
-        print(f"wrote {path} and {path.with_suffix('.json')}", file=sys.stderr)
+        doc, data_file = write_report(args.write, text, data)
+        print(f"wrote {doc} and {data_file}", file=sys.stderr)
     else:
         print(text)
     return 0

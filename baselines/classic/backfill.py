@@ -68,12 +68,16 @@ class EasyBackfillPolicy:
         self._gpus: list[int] = []
         self.reservations = 0  # reservations computed (a head job that could not start), for tests
 
-    def reset(self, sim: Simulator, rng: np.random.Generator) -> None:
+    def reset(self, sim: Simulator, rng: np.random.Generator, key: np.ndarray | list[float] | None = None) -> None:
+        """Prepare for ``sim``'s episode; ``key`` (one value per job, smaller first, ties by index) replaces
+        ``order``'s priority key when given (e.g. a search over priorities)."""
         self._rng = rng
         w = sim.workload
         self._gpus = w.gpus.tolist()
         self._runtime = nominal_runtimes(sim).tolist()
-        key = priority_key(sim, self.order)
+        if key is not None and len(key) != w.num_jobs:
+            raise ConfigError(f"easy: a priority key needs one value per job ({w.num_jobs}), got {len(key)}")
+        key = priority_key(sim, self.order) if key is None else key
         # FIFO: arrival order, which is job index order
         self._rank = list(range(w.num_jobs)) if key is None else rank_by_key(key)[0]
         self.reservations = 0

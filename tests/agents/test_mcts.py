@@ -233,3 +233,28 @@ def test_easy_backfilling_finishes_rollouts_as_it_runs_natively() -> None:
         action = policy.act_env(env)
         assert env.action_masks()[action] == 1
         env.step(action)
+
+
+def test_oracle_search_honours_root_candidates_and_root_noise() -> None:
+    """The clairvoyant search expands the prior's top root actions first and mixes seeded noise into the
+    root prior (both were accepted and ignored by the oracle path before)."""
+    env = DDLClusterEnv("small")
+    env.reset(seed=3)
+    while int(env.action_masks().sum()) < 3:
+        env.step(classic_env_action(env, "srsf", "pack"))
+    valid = int(env.action_masks().sum())
+    plain = MCTSPolicy("srsf+pack", simulations=3, reuse_tree=False, depth=0, prior="uniform").search(env)
+    wide = MCTSPolicy("srsf+pack", simulations=3, reuse_tree=False, depth=0, prior="uniform",
+                      root_candidates=3).search(env)
+    assert len(wide.root_visits) == min(3, valid) and all(v == 1 for v in wide.root_visits.values())
+    assert plain.guide_action in wide.root_visits
+
+    def priors(seed: int, noise: float) -> np.ndarray:
+        policy = MCTSPolicy("srsf+pack", simulations=2, reuse_tree=False, depth=0, root_noise=noise, seed=seed)
+        prior = policy.search(env).root_prior
+        assert prior is not None and sorted(prior) == np.flatnonzero(env.action_masks()).tolist()
+        return np.array(list(prior.values()))
+
+    base, again, other = priors(5, 0.5), priors(5, 0.5), priors(6, 0.5)
+    assert np.allclose(base.sum(), 1.0) and np.array_equal(base, again) and not np.allclose(base, other)
+    assert not np.allclose(base, priors(5, 0.0))
