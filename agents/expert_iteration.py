@@ -418,7 +418,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--rounds", type=int, default=3)
     train.add_argument("--episodes", type=int, default=8, help="search-generated episodes per round")
     train.add_argument("--sims", type=int, default=SearchSettings.sims, help="MCTS simulations per decision (all samples together)")
-    train.add_argument("--samples", type=int, default=SearchSettings.samples, help="sampled futures per decision")
+    train.add_argument("--samples", type=int, default=None,
+                       help=f"sampled futures per decision (default {SearchSettings.samples}; not with --future oracle)")
     train.add_argument("--depth", type=int, default=SearchSettings.depth, help="network steps of a rollout before the fallback finishes it")
     train.add_argument("--c-uct", type=float, default=SearchSettings.c_uct)
     train.add_argument("--candidates", type=int, default=SearchSettings.candidates, help="root actions each sampled tree expands first")
@@ -451,7 +452,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--agent", required=True)
     ev.add_argument("--reference", default=None, help="best reference (default: chosen on validation seeds)")
     ev.add_argument("--sims", type=int, default=SearchSettings.sims)
-    ev.add_argument("--samples", type=int, default=SearchSettings.samples)
+    ev.add_argument("--samples", type=int, default=None,
+                    help=f"sampled futures per decision (default {SearchSettings.samples}; not with --future oracle)")
     ev.add_argument("--depth", type=int, default=SearchSettings.depth)
     ev.add_argument("--c-uct", type=float, default=SearchSettings.c_uct)
     ev.add_argument("--candidates", type=int, default=SearchSettings.candidates)
@@ -466,6 +468,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--ray-address", default=None)
     ev.add_argument("--write", help="write the rows as JSON here")
     args = parser.parse_args(argv)
+    if args.samples is not None and args.future == "oracle":  # the oracle forks the one true future
+        parser.error("--samples applies to the sampled search; --future oracle draws no futures")
+    if args.samples is None:
+        args.samples = SearchSettings.samples
     if args.command == "train":
         for name in ("rounds", "episodes", "sims", "samples", "epochs", "batch_size", "validation_seeds"):
             if getattr(args, name) < 1:

@@ -189,13 +189,13 @@ def test_one_tiny_round_runs_writes_a_checkpoint_and_resumes(tmp_path):
         main([*common[:-2], "--workers", "1", "--sims", "3", "--rounds", "3"])
 
 
-def test_an_oracle_teacher_round_is_recorded_as_such(tmp_path):
+def test_an_oracle_teacher_round_is_recorded_as_such(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     from ddl_gym.agents.expert_iteration import TEACHERS, main
 
     out = tmp_path / "oracle"
     common = ["train", "--task", "small", "--init", str(AGENT), "--out", str(out), "--episodes", "1", "--sims", "2",
-              "--samples", "1", "--epochs", "1", "--validation-seeds", "1", "--workers", "1", "--rounds", "1"]
+              "--epochs", "1", "--validation-seeds", "1", "--workers", "1", "--rounds", "1"]
     assert main(common + ["--future", "oracle"]) == 0
     meta = json.loads((out / "round-1" / "agent.json").read_text())
     assert meta["expert_iteration"]["future"] == TEACHERS["oracle"] and "clairvoyant" in TEACHERS["oracle"]
@@ -205,3 +205,6 @@ def test_an_oracle_teacher_round_is_recorded_as_such(tmp_path):
         main(common[:-1] + ["2", "--future", "sampled"])
     with pytest.raises(SystemExit):
         main(common + ["--future", "psychic"])
+    with pytest.raises(SystemExit):  # the oracle draws no futures: a sample count would be ignored
+        main(common + ["--future", "oracle", "--samples", "3"])
+    assert "--samples applies to the sampled search" in capsys.readouterr().err
