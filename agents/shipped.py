@@ -67,6 +67,10 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-papermix40g-r2", "leaderboard/agents/agent-v1-papermix40g-r2.zip",
                  "MaskablePPO network on DDLCluster-PaperMix40G-v1, round 2: agent-v1-papermix40g continued for 800k "
                  "PPO steps (train_v1 --init, seed 1); srsf+pack-relative reward, gamma 1 (docs/suite-agents.md)"),
+    ShippedAgent("agent-v1-papermix40g-r3", "leaderboard/agents/agent-v1-papermix40g-r3.zip",
+                 "MaskablePPO network on DDLCluster-PaperMix40G-v1, round 3: agent-v1-mix7 continued on paper-mix-40g "
+                 "alone against the easy-srsf+ca-relative reward, 1M PPO steps (lr 1e-4, seed 21) then 600k from the "
+                 "best checkpoint (lr 5e-5, seed 23); gamma 1 (CHANGELOG, issue 31 eighth round)"),
     ShippedAgent("agent-v1-pollux25g-r2", "leaderboard/agents/agent-v1-pollux25g-r2.zip",
                  "MaskablePPO network on DDLCluster-Pollux25G-v1, round 2: BC srsf+ca, 1.6M PPO steps, then 1M more "
                  "from the best checkpoint (train_v1 --init); srsf+ca-relative reward, gamma 1 (docs/suite-agents.md)"),
