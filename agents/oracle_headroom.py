@@ -64,13 +64,13 @@ import numpy as np
 
 from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
 from ddl_gym.baselines.classic.policy import ClassicPolicy
-from ddl_gym.report_paths import signed_pct, write_report
+from ddl_gym.report_paths import DOCS, signed_pct, write_report
+from ddl_gym.suite_bounds import BOARD_JSON
+from ddl_gym.suite_bounds import DEFAULT_DOC as BOUNDS_DOC
 from ddl_gym.sim.model import ConfigError
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DOC = REPO_ROOT / "docs" / "suite-oracle.md"
-BOUNDS_JSON = REPO_ROOT / "docs" / "suite-bounds.json"
-BOARD_JSON = REPO_ROOT / "docs" / "suite-agents.json"
+DEFAULT_DOC = DOCS / "suite-oracle.md"
+BOUNDS_JSON = BOUNDS_DOC.with_suffix(".json")
 DEFAULT_SIMS = 32
 DEFAULT_SEEDS = 10
 DEFAULT_PRIORITY_EVALS = 1000
