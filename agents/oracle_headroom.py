@@ -43,9 +43,10 @@ all there is (the search is not exhaustive; the optimum may lie anywhere in the 
 
 The Markdown is generated from its JSON; edit the code, never the file. Work runs on the sweep
 executors (``--executor local|ray``); after every task the figures so far are kept in
-``<write>.partial.json`` with the settings they were made under, so an interrupted run resumes
-(a partial file made under other settings is refused, never reused) and is deleted when the report
-is written.
+``<write>.partial.json`` with the settings they were made under (options, the code's fingerprint,
+the SHA-256 of every agent file, the finish rules and the references' figures), so an interrupted
+run resumes (a partial file made under other settings is refused, never reused) and is deleted when
+the report is written.
 """
 
 from __future__ import annotations
@@ -312,11 +313,16 @@ def _settings(args: argparse.Namespace, names: Sequence[str], bounds: dict[str, 
               agents: dict[str, str]) -> dict[str, Any]:
     """What a partial file's figures depend on (a file made under anything else is refused)."""
     from ddl_gym import __version__
+    from ddl_gym.agents.suite_eval import resolve_agent
+    from ddl_gym.fingerprint import code_fingerprint, file_digest
     from ddl_gym.suite import SUITE_VERSION
 
-    return {"ddl_gym": __version__, "suite_version": SUITE_VERSION, "sims": args.sims, "seeds": args.seeds,
-            "priority_evals": args.priority_evals,
+    # Content, not names: the agent file's bytes, the finish rule the cards select and the code itself.
+    return {"ddl_gym": __version__, "code": code_fingerprint(), "suite_version": SUITE_VERSION, "sims": args.sims,
+            "seeds": args.seeds, "priority_evals": args.priority_evals,
             "tasks": list(names), "agents": {n: agents.get(n) for n in names},
+            "agent_sha256": {n: file_digest(resolve_agent(agents[n])[1]) if agents.get(n) else None for n in names},
+            "finish": {n: finish_rule(bounds[n]["reference"], bounds[n]["validation_jct_s"]) for n in names},
             "references": {n: [bounds[n]["reference"], bounds[n]["reference_jct_per_seed"][: args.seeds]]
                            for n in names}}
 
@@ -357,13 +363,19 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
         if missing:
             raise ConfigError(f"{BOUNDS_JSON} or the cards have no entry for {', '.join(missing)}; regenerate them")
         for n in names:  # the per-seed general bound lives in the cards
-            bounds[n] = dict(bounds[n], general_bound_per_seed=list(cards[n].lp_bound_per_seed))
+            bounds[n] = dict(bounds[n], general_bound_per_seed=list(cards[n].lp_bound_per_seed),
+                             validation_jct_s=dict(cards[n].validation_jct_s))
         executor = make_executor(args.executor, workers=args.workers, ray_address=args.ray_address)
     except (OSError, ValueError, KeyError, ConfigError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     agents = {task: row["agent"] for task, row in best_agents(board).items()}
-    settings = _settings(args, names, bounds, agents)
+    try:
+        settings = _settings(args, names, bounds, agents)
+    except ConfigError as exc:
+        executor.close()
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
     partial = Path(args.write).with_suffix(".partial.json") if args.write else None
     if partial is not None:
         try:

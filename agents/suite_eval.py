@@ -23,7 +23,11 @@ Per task:
 5. the verdict of the issue's goal, by a stated rule (:func:`goal_verdict`): at least 10% lower avg JCT,
    the CI's upper end below 0, better on ≥ 80% of the seeds.
 
-The Markdown it writes is generated; edit the code, never the file.
+The Markdown it writes is generated; edit the code, never the file. A board takes long (its search
+rows dominate), so with ``--write`` every finished row is kept in ``<write>.partial.json`` together
+with what it depends on (the rows asked for, the references, each agent file's SHA-256, the code's
+fingerprint); rerunning the same command resumes after the last finished row, a partial file made
+under anything else is refused, and it is deleted once the board is written.
 """
 
 from __future__ import annotations
@@ -268,7 +272,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             bounds[name] = _lp_bounds(task, list(task.test_seeds))
         return bounds[name]
 
-    for what, task, agent, overrides in jobs:
+    partial = Path(args.write).with_suffix(".partial.json") if args.write else None
+    settings = _partial_settings(jobs, references)
+    done: list[dict[str, Any]] = []
+    if partial is not None and partial.is_file():
+        try:
+            stored = json.loads(partial.read_text())
+        except (OSError, ValueError) as exc:
+            print(f"suite_eval: cannot read {partial} ({exc}); delete it", file=sys.stderr)
+            return 2
+        if not isinstance(stored, dict) or stored.get("settings") != settings:
+            print(f"suite_eval: {partial} was made under other settings (rows, references, agent files or code); "
+                  "delete it or use another --write", file=sys.stderr)
+            return 2
+        done = list(stored.get("rows", []))
+        print(f"suite_eval: resuming after {len(done)} of {len(jobs)} rows from {partial}", file=sys.stderr)
+    kept: list[dict[str, Any]] = []
+    for index, (what, task, agent, overrides) in enumerate(jobs):
+        if index < len(done):  # made under these exact settings by an interrupted run
+            rows.append(AgentRow(**done[index]["row"]))
+            if done[index].get("search_cpu_h") is not None:
+                search_cpu[task] = search_cpu.get(task, 0.0) + float(done[index]["search_cpu_h"])
+            kept.append(done[index])
+            continue
+        cpu_h = None
         if what == "network":
             agent, at, versus = agent.rpartition("@") if "@" in agent else (agent, "", "")
             rows.append(score_agent(task, agent, workers=args.workers, reference=versus or references.get(task),
@@ -283,8 +310,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             score = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
                                  ray_address=args.ray_address, lp_bounds=bounds_of(task), **overrides)
             rows.append(score.row)
+            cpu_h = score.cpu_hours
             search_cpu[task] = search_cpu.get(task, 0.0) + score.cpu_hours
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)
+        kept.append({"row": asdict(rows[-1]), "search_cpu_h": cpu_h})
+        if partial is not None:  # a long board survives an interruption: rerun the same command to resume
+            partial.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps({"settings": settings, "rows": kept}, indent=1) + "\n")
     command = "python -m ddl_gym.agents.suite_eval " + " ".join(
         [f"--agent {a}" for a in args.agent] + [f"--search {a}" for a in args.search]
         + [f"--reference {r}" for r in args.reference] + ([f"--workers {args.workers}"] if args.workers > 1 else []))
@@ -295,7 +327,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         out.with_suffix(".json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+        if partial is not None and partial.exists():
+            partial.unlink()
     return 0
+
+
+def _partial_settings(jobs: Sequence[tuple[str, str, str, dict[str, Any]]],
+                      references: dict[str, str]) -> dict[str, Any]:
+    """What a board's rows depend on, by content: the rows asked for, the references, the bytes of every
+    agent file and the code (a partial file made under anything else is refused)."""
+    from ddl_gym.fingerprint import code_fingerprint, file_digest
+
+    digests = []
+    for _what, _task, agent, _overrides in jobs:
+        try:
+            digests.append(file_digest(resolve_agent(agent.rpartition("@")[0] if "@" in agent else agent)[1]))
+        except ConfigError:
+            digests.append("unresolved")  # the row itself reports the error
+    return {"code": code_fingerprint(), "jobs": [[w, t, a, {k: str(v) for k, v in sorted(o.items())}]
+                                                 for w, t, a, o in jobs],
+            "references": dict(sorted(references.items())), "agent_sha256": digests}
 
 
 def _tasks() -> Sequence[Any]:

@@ -108,6 +108,26 @@ def test_a_run_resumes_from_its_partial_file_and_refuses_one_made_otherwise(tmp_
     assert "other settings" in capsys.readouterr().err
 
 
+def test_partial_settings_follow_the_agent_files_bytes_and_the_finish_rule(tmp_path):
+    """A partial file is keyed on content: rewriting the agent file under the same name, or validation figures
+    that select another finish rule, change the settings (so the old figures are refused)."""
+    import argparse
+
+    agent = tmp_path / "agent.zip"
+    agent.write_bytes(b"one network")
+    args = argparse.Namespace(sims=2, seeds=1, priority_evals=3)
+    bounds = {"small": {"reference": "sjf-bco", "reference_jct_per_seed": [10.0],
+                        "validation_jct_s": {"sjf-bco": 1.0, "sjf+fs": 3.0, "easy-srsf+fs": 2.0}}}
+    first = oh._settings(args, ["small"], bounds, {"small": str(agent)})
+    assert first["finish"] == {"small": "easy-srsf+fs"} and first["code"]
+    assert oh._settings(args, ["small"], bounds, {"small": str(agent)}) == first
+    agent.write_bytes(b"another network")
+    assert oh._settings(args, ["small"], bounds, {"small": str(agent)})["agent_sha256"] != first["agent_sha256"]
+    agent.write_bytes(b"one network")
+    bounds["small"]["validation_jct_s"]["sjf+fs"] = 1.5
+    assert oh._settings(args, ["small"], bounds, {"small": str(agent)})["finish"] == {"small": "sjf+fs"}
+
+
 @pytest.mark.parametrize("finish", ["easy-srsf+fs", "easy-fifo+pack", "sjf+fs", "gpu-step+ca"])
 def test_the_priority_search_starts_from_its_finish_rule_exactly(finish):
     """One evaluation is the finish rule itself: the keyed list schedulers reproduce EASY and the greedy rules

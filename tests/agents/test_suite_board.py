@@ -59,3 +59,47 @@ def test_every_row_is_paired_with_its_cards_best_reference() -> None:
             assert row.reference == card.nonpreemptive_reference, (row.task, row.agent, row.reference)
         else:
             assert row.reference == card.best_reference, (row.task, row.agent, row.reference, card.best_reference)
+
+
+def test_an_interrupted_board_resumes_after_its_last_row_and_refuses_a_changed_agent(tmp_path, monkeypatch, capsys):
+    """With --write every finished row is kept with what it depends on; the same command resumes after the
+    last one, and rewriting an agent file (same name, other bytes) makes the kept rows unusable."""
+    import numpy as np
+
+    from ddl_gym.agents import suite_eval
+
+    agent = tmp_path / "mine.zip"
+    agent.write_bytes(b"network one")
+    scored: list[str] = []
+    fail_on: set[str] = {str(agent)}
+
+    def fake_score(task, agent_path, **kwargs):
+        if agent_path in fail_on:
+            raise KeyboardInterrupt  # the run is stopped while this row is scored
+        scored.append(agent_path)
+        return AgentRow(task=task, agent=Path(agent_path).name, reference=kwargs["reference"], seeds=20,
+                        reference_avg_jct_s=100.0, agent_avg_jct_s=90.0 + len(scored), lp_bound_s=50.0,
+                        change_pct=-10.0, change_ci_pct=1.0, better=20, gap_closed=0.2, verdict="met")
+
+    monkeypatch.setattr(suite_eval, "score_agent", fake_score)
+    monkeypatch.setattr(suite_eval, "_lp_bounds", lambda task, seeds: np.zeros(len(seeds)))
+    out = tmp_path / "board.md"
+    argv = ["--agent", "small=agent-v1-lightload", "--agent", f"small={agent}", "--reference", "small=srsf+pack",
+            "--write", str(out)]
+    with pytest.raises(KeyboardInterrupt):
+        suite_eval.main(argv)
+    partial = out.with_suffix(".partial.json")
+    assert [r["row"]["agent"] for r in json.loads(partial.read_text())["rows"]] == ["agent-v1-lightload"]
+    fail_on.clear()
+    assert suite_eval.main(argv) == 0
+    assert scored == ["agent-v1-lightload", str(agent)]  # the first row was not scored again
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert [r["agent"] for r in rows] == ["agent-v1-lightload", "mine.zip"] and not partial.exists()
+    # an interrupted run, then the agent file is rewritten: the kept rows are refused, never reused
+    fail_on.add(str(agent))
+    with pytest.raises(KeyboardInterrupt):
+        suite_eval.main(argv)
+    agent.write_bytes(b"network two")
+    capsys.readouterr()
+    assert suite_eval.main(argv) == 2
+    assert "other settings" in capsys.readouterr().err
