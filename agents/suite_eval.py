@@ -239,10 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a task and its network: a shipped agent's name or an agent zip (repeatable); "
                              "@POLICY pairs this row with POLICY instead of the task's best reference (e.g. the best "
                              "non-preemptive one)")
-    parser.add_argument("--search", action="append", default=[], metavar="TASK=AGENT[,KEY=VALUE...]",
+    parser.add_argument("--search", action="append", default=[], metavar="TASK=AGENT[@POLICY][,KEY=VALUE...]",
                         help="a task and the network that guides the non-clairvoyant search (repeatable); KEY=VALUE "
                              "pairs override the search settings of this row (sims, samples, depth, c_uct, "
-                             "candidates, final, fallback, leaf)")
+                             "candidates, final, fallback, leaf); @POLICY as for --agent")
     parser.add_argument("--reference", action="append", default=[], metavar="TASK=POLICY",
                         help="the task's best reference as chosen on its validation seeds (docs/suite.md's cards); "
                              "default: choose it again here on the validation seeds")
@@ -306,10 +306,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ddl_gym.suite import get_task
             from ddl_gym.suite_cards import best_reference
 
-            reference = references.get(task) or best_reference(get_task(task), workers=args.workers)[0]
+            agent, at, versus = agent.rpartition("@") if "@" in agent else (agent, "", "")
+            reference = versus or references.get(task) or best_reference(get_task(task), workers=args.workers)[0]
             score = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
                                  ray_address=args.ray_address, lp_bounds=bounds_of(task), **overrides)
             rows.append(score.row)
+            if versus:
+                rows[-1].kind += f" (vs `{versus}`, not the best reference)"
             cpu_h = score.cpu_hours
             search_cpu[task] = search_cpu.get(task, 0.0) + score.cpu_hours
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)

@@ -103,3 +103,28 @@ def test_an_interrupted_board_resumes_after_its_last_row_and_refuses_a_changed_a
     capsys.readouterr()
     assert suite_eval.main(argv) == 2
     assert "other settings" in capsys.readouterr().err
+
+
+def test_a_search_row_can_be_paired_with_a_named_policy(tmp_path, monkeypatch):
+    """``--search TASK=AGENT@POLICY,...``: the search row is paired with POLICY, and its kind says so."""
+    import numpy as np
+
+    from ddl_gym.agents import suite_eval
+
+    seen = {}
+
+    def fake_search(task, agent, reference, **kwargs):
+        seen.update(agent=agent, reference=reference, fallback=kwargs.get("fallback"))
+        row = AgentRow(task=task, agent=agent, reference=reference, seeds=20, reference_avg_jct_s=100.0,
+                       agent_avg_jct_s=99.0, lp_bound_s=50.0, change_pct=-1.0, change_ci_pct=1.0, better=12,
+                       gap_closed=0.02, verdict="not worse", kind="network + search")
+        return suite_eval.SearchScore(row, 0.01, [100.0], [99.0])
+
+    monkeypatch.setattr(suite_eval, "score_search", fake_search)
+    monkeypatch.setattr(suite_eval, "_lp_bounds", lambda task, seeds: np.zeros(len(seeds)))
+    out = tmp_path / "b.md"
+    assert suite_eval.main(["--search", "pollux-nc-25g=agent-v1-polluxnc25g@gpu-step+ca,fallback=gpu-step+ca",
+                            "--write", str(out)]) == 0
+    assert seen == {"agent": "agent-v1-polluxnc25g", "reference": "gpu-step+ca", "fallback": "gpu-step+ca"}
+    (row,) = json.loads(out.with_suffix(".json").read_text())
+    assert row["kind"] == "network + search (vs `gpu-step+ca`, not the best reference)"
