@@ -242,6 +242,8 @@ def task_oracle(task_name: str, bounds: dict[str, Any], validation_jct_s: dict[s
         raise AssertionError(f"task {task_name}: a schedule beat the non-preemptive LP bound on seed {seed}")
     reduction, reduction_ci, _ = mean_ci((ref - best) / ref)
     gap = float((ref.mean() - best.mean()) / (ref.mean() - strong.mean())) if ref.mean() > strong.mean() else math.nan
+    # Without hindsight: the network alone (choosing per seed between it and the reference would be hindsight).
+    plain_reduction, plain_ci = (math.nan, math.nan) if mine is None else mean_ci((ref - mine) / ref)[:2]
     return {
         "task": task_name, "tier": task.tier, "reference": reference, "finish": finish, "guide": guide_of(finish),
         "sims": int(sims), "test_seeds": test_seeds, "reference_jct_s": float(ref.mean()),
@@ -254,6 +256,10 @@ def task_oracle(task_name: str, bounds: dict[str, Any], validation_jct_s: dict[s
         "agent_jct_per_seed": None if mine is None else [float(x) for x in mine],
         "best_known_by": best_by,
         "verdict": "shown reachable" if reduction >= GOAL_REDUCTION else "not shown",
+        "clairvoyant_task": bool(task.clairvoyant),
+        "without_hindsight_reduction": float(plain_reduction), "without_hindsight_ci": float(plain_ci),
+        "without_hindsight_verdict": "—" if mine is None else
+        "reached" if plain_reduction >= GOAL_REDUCTION else "not reached",
         "reference_jct_per_seed": [float(x) for x in ref], "oracle_jct_per_seed": [float(x) for x in oracle],
         "strong_bound_per_seed": [float(x) for x in strong],
         "cpu_hours": float(sum(o[1] for o in out + ranked) / 3600.0),
@@ -285,8 +291,9 @@ def oracle_markdown(data: dict[str, Any]) -> str:
         "strong bound ≤ optimum ≤ best known.", "",
         "| task | tier | seeds | reference | its avg JCT (s) | finish rule | tree search (sims): avg JCT (s) "
         "| priority search (episodes): avg JCT (s) | board's best network: avg JCT (s) | best known (s) | from "
-        "| strong bound (s) | reduction below the reference | LP gap closed | goal's 10% |",
-        "|---|---|---:|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
+        "| strong bound (s) | reduction below the reference | LP gap closed | goal's 10% "
+        "| without hindsight: the network's reduction | goal's 10% by the network |",
+        "|---|---|---:|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---|",
     ]
     for t in data["tasks"]:
         agent = f"`{t['agent']}`: {t['agent_jct_s']:.0f}" if t.get("agent") else "—"
@@ -297,15 +304,24 @@ def oracle_markdown(data: dict[str, Any]) -> str:
             f"| `{t['finish']}` | ({t['sims']}): {t['oracle_jct_s']:.0f} "
             f"| ({t['priority_evals']}): {t['priority_jct_s']:.0f} | {agent} "
             f"| {t['best_known_jct_s']:.0f} | {by} | {t['strong_bound_s']:.0f} | {signed_pct(t['reduction'], t['reduction_ci'])} "
-            f"| {100 * t['gap_closed']:.0f}% | {t['verdict']} |")
+            f"| {100 * t['gap_closed']:.0f}% | {t['verdict']} "
+            f"| {'—' if t['agent'] is None else signed_pct(t['without_hindsight_reduction'], t['without_hindsight_ci'])} "
+            f"| {t['without_hindsight_verdict']} |")
     lines += [
         "", "Best known = per seed the lowest of the four; *from* counts the seeds where each gave it (search: the tree "
         "search; priority: the priority search). Reduction = per seed (reference − best known) / reference, mean ± "
         "95% CI (Student t). LP gap closed = (reference − best known) / (reference − strong bound), means over the "
         "seeds. Rule: *shown reachable* when the mean reduction is ≥ 10%; *not shown* means no schedule that good "
-        "was found, not that none exists.",
-        f"CPU time of the searches: {sum(t['cpu_hours'] for t in data['tasks']):.2f} CPU-hours.", "",
+        "was found, not that none exists. *Without hindsight*: the board's network alone (it sees neither future "
+        "arrivals nor, on a non-clairvoyant task, sizes), per seed (reference − network) / reference, *reached* by "
+        "the same 10% rule.",
     ]
+    hidden = [t["task"] for t in data["tasks"] if not t["clairvoyant_task"]]
+    if hidden:
+        lines.append(f"{', '.join(f'`{n}`' for n in hidden)}: a non-clairvoyant task. Both searches also know every "
+                     "job's size, which its schedulers cannot see, so a reachable 10% there may need that knowledge; the "
+                     "*without hindsight* columns and the board's network + search rows say what is reached without it.")
+    lines += [f"CPU time of the searches: {sum(t['cpu_hours'] for t in data['tasks']):.2f} CPU-hours.", ""]
     return "\n".join(lines)
 
 

@@ -46,6 +46,15 @@ def test_every_row_agrees_with_the_bounds_and_brackets_the_optimum():
         assert t["reduction"] == pytest.approx(reduction.mean(), rel=1e-9, abs=1e-12)
         assert t["verdict"] == ("shown reachable" if t["reduction"] >= oh.GOAL_REDUCTION else "not shown")
         assert t["finish"] == oh.finish_rule(t["reference"], card.validation_jct_s)
+        # without hindsight: the network alone, by the same rule; a non-clairvoyant task is flagged as such
+        from ddl_gym.suite import get_task
+
+        assert t["clairvoyant_task"] == get_task(t["task"]).clairvoyant
+        if t["agent"]:
+            ref = np.asarray(t["reference_jct_per_seed"])
+            plain = ((ref - np.asarray(t["agent_jct_per_seed"])) / ref).mean()
+            assert t["without_hindsight_reduction"] == pytest.approx(plain, rel=1e-9, abs=1e-12)
+            assert t["without_hindsight_verdict"] == ("reached" if plain >= oh.GOAL_REDUCTION else "not reached")
 
 
 def test_one_episode_of_each_schedule_is_reproduced():
