@@ -55,6 +55,10 @@ def test_every_row_agrees_with_the_bounds_and_brackets_the_optimum():
             plain = ((ref - np.asarray(t["agent_jct_per_seed"])) / ref).mean()
             assert t["without_hindsight_reduction"] == pytest.approx(plain, rel=1e-9, abs=1e-12)
             assert t["without_hindsight_verdict"] == ("reached" if plain >= oh.GOAL_REDUCTION else "not reached")
+            best_mean = t["best_known_jct_s"]
+            if t["reference_jct_s"] > best_mean:
+                share = (t["reference_jct_s"] - t["agent_jct_s"]) / (t["reference_jct_s"] - best_mean)
+                assert t["network_share_of_known_room"] == pytest.approx(share, rel=1e-9)
 
 
 def test_one_episode_of_each_schedule_is_reproduced():
