@@ -139,6 +139,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.suite
     parser.add_argument("--periods", type=int, default=DEFAULT_NP_PERIODS, help="start periods of the LP")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--write", default=None, help="write the markdown there (and the JSON beside it)")
+    parser.add_argument("--no-agents", action="store_true",
+                        help="leave out the board's agents (default: read docs/suite-agents.json, which must exist)")
     args = parser.parse_args(argv)
     if args.periods < 1:
         parser.error(f"--periods must be >= 1, got {args.periods}")
@@ -152,6 +154,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.suite
     if missing:
         print(f"{prog}: {CARDS_JSON} has no card for {', '.join(missing)}; regenerate the cards", file=sys.stderr)
         return 2
+    board: Any = []
+    if not args.no_agents:  # read before the bounds are solved, so a bad board costs nothing
+        try:
+            board = json.loads(BOARD_JSON.read_text())
+        except OSError as exc:
+            print(f"{prog}: cannot read the board {BOARD_JSON} ({exc.strerror}); generate it first "
+                  "(docs/suite-agents.md's command) or pass --no-agents", file=sys.stderr)
+            return 2
+        except ValueError:
+            print(f"{prog}: the board {BOARD_JSON} is not valid JSON; regenerate it", file=sys.stderr)
+            return 2
     tasks = []
     for name in names:
         tasks.append(task_bounds(name, cards, periods=args.periods, workers=max(1, args.workers)))
@@ -159,11 +172,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.suite
         print(f"{name}: headroom {signed_pct(t['headroom_general'])} -> {signed_pct(t['headroom_strong'])}", file=sys.stderr,
               flush=True)
     by_task = {t["task"]: t for t in tasks}
-    board = json.loads(BOARD_JSON.read_text()) if BOARD_JSON.is_file() else {"rows": []}
     command = prog + "".join(f" --task {n}" for n in args.task or []) \
         + (f" --periods {args.periods}" if args.periods != DEFAULT_NP_PERIODS else "") \
-        + (f" --write {args.write}" if args.write else "")
-    data = {"command": command, "periods": args.periods, "tasks": tasks, "agents": agent_rows(board, by_task)}
+        + (" --no-agents" if args.no_agents else "") + (f" --write {args.write}" if args.write else "")
+    try:
+        data = {"command": command, "periods": args.periods, "tasks": tasks, "agents": agent_rows(board, by_task)}
+    except ValueError as exc:  # the board disagrees with the cards: it must be regenerated first
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
     text = bounds_markdown(data)
     if args.write:
         doc, data_file = write_report(args.write, text, data)

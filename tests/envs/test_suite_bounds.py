@@ -78,3 +78,23 @@ def test_cli_errors_name_the_option(capsys):
         main(["--periods", "0"])
     assert exc.value.code == 2
     assert "--periods must be >= 1" in capsys.readouterr().err
+
+
+def test_a_missing_or_broken_board_is_an_error_before_any_bound_is_solved(tmp_path, monkeypatch, capsys):
+    """No silent report without the agents: the board must exist (or --no-agents says to leave it out)."""
+    import ddl_gym.suite_bounds as sb
+
+    def no_solve(*a, **k):
+        raise AssertionError("a bound was solved before the board was read")
+
+    monkeypatch.setattr(sb, "task_bounds", no_solve)
+    monkeypatch.setattr(sb, "BOARD_JSON", tmp_path / "missing.json")
+    assert main(["--task", "small"]) == 2
+    err = capsys.readouterr().err
+    assert "missing.json" in err and "--no-agents" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{not json")
+    monkeypatch.setattr(sb, "BOARD_JSON", broken)
+    assert main(["--task", "small"]) == 2
+    err = capsys.readouterr().err
+    assert "not valid JSON" in err and "{not json" not in err  # named, never echoed
