@@ -55,17 +55,15 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import sys
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
 from ddl_gym.baselines.classic.policy import ClassicPolicy
-from ddl_gym.report_paths import DOCS, signed_pct, write_report
+from ddl_gym.report_paths import DOCS, ResumeFile, signed_pct, write_report
 from ddl_gym.suite_bounds import BOARD_JSON
 from ddl_gym.suite_bounds import DEFAULT_DOC as BOUNDS_DOC
 from ddl_gym.sim.model import ConfigError
@@ -339,15 +337,15 @@ def _settings(args: argparse.Namespace, names: Sequence[str], bounds: dict[str, 
               agents: dict[str, str]) -> dict[str, Any]:
     """What a partial file's figures depend on (a file made under anything else is refused)."""
     from ddl_gym import __version__
-    from ddl_gym.agents.suite_eval import resolve_agent
-    from ddl_gym.fingerprint import code_fingerprint, file_digest
+    from ddl_gym.agents.suite_eval import agent_digest
+    from ddl_gym.fingerprint import code_fingerprint
     from ddl_gym.suite import SUITE_VERSION
 
     # Content, not names: the agent file's bytes, the finish rule the cards select and the code itself.
     return {"ddl_gym": __version__, "code": code_fingerprint(), "suite_version": SUITE_VERSION, "sims": args.sims,
             "seeds": args.seeds, "priority_evals": args.priority_evals,
             "tasks": list(names), "agents": {n: agents.get(n) for n in names},
-            "agent_sha256": {n: file_digest(resolve_agent(agents[n])[1]) if agents.get(n) else None for n in names},
+            "agent_sha256": {n: agent_digest(agents[n]) if agents.get(n) else None for n in names},
             "finish": {n: finish_rule(bounds[n]["reference"], bounds[n]["validation_jct_s"]) for n in names},
             "references": {n: [bounds[n]["reference"], bounds[n]["reference_jct_per_seed"][: args.seeds]]
                            for n in names}}
@@ -402,22 +400,21 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
         executor.close()
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
-    partial = Path(args.write).with_suffix(".partial.json") if args.write else None
-    if partial is not None:
-        try:
-            partial.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            print(f"{prog}: --write {args.write}: {exc.strerror}", file=sys.stderr)
-            return 2
-    done: dict[str, Any] = {}
-    if partial is not None and partial.is_file():
-        stored = json.loads(partial.read_text())
-        if stored.get("settings") != settings:
-            print(f"{prog}: {partial} was made under other settings; delete it or use another --write",
-                  file=sys.stderr)
-            return 2
-        done = {t["task"]: t for t in stored["tasks"]}
-        print(f"resuming: {', '.join(done) or 'nothing'} already done", file=sys.stderr)
+    resume = ResumeFile(args.write, settings, "tasks")
+    try:
+        if resume.path is not None:
+            resume.path.parent.mkdir(parents=True, exist_ok=True)
+        done = {t["task"]: t for t in resume.load()}
+    except OSError as exc:
+        executor.close()
+        print(f"{prog}: --write {args.write}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        executor.close()
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if done:
+        print(f"resuming: {', '.join(done)} already done", file=sys.stderr)
     tasks = []
     try:
         for name in names:
@@ -425,8 +422,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
                                               sims=args.sims, executor=executor, agent=agents.get(name),
                                               priority_evals=args.priority_evals)
             tasks.append(t)
-            if partial is not None:
-                partial.write_text(json.dumps({"settings": settings, "tasks": tasks}, indent=1) + "\n")
+            resume.save(tasks)
             print(f"{name}: reference {t['reference_jct_s']:.1f}s, tree search {t['oracle_jct_s']:.1f}s, priority "
                   f"search {t['priority_jct_s']:.1f}s, "
                   f"best known {t['best_known_jct_s']:.1f}s ({signed_pct(-t['reduction'])}), strong bound "
@@ -442,8 +438,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
     text = oracle_markdown(out)
     if args.write:
         doc, data_file = write_report(args.write, text, out)
-        if partial is not None and partial.exists():
-            os.remove(partial)
+        resume.remove()
         print(f"wrote {doc} and {data_file}", file=sys.stderr)
     else:
         print(text)

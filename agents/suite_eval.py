@@ -134,6 +134,20 @@ def resolve_agent(agent: str) -> tuple[str, str]:
     return agent, str(path)
 
 
+def split_versus(agent: str) -> tuple[str, str]:
+    """``AGENT[@POLICY]`` → ``(AGENT, POLICY)`` (``POLICY`` empty when the row keeps the task's best reference)."""
+    name, at, versus = agent.rpartition("@")
+    return (name, versus) if at else (agent, "")
+
+
+def agent_digest(agent: str) -> str:
+    """SHA-256 of the file behind ``AGENT[@POLICY]`` (ConfigError if it names no agent): what a kept result of
+    that agent depends on, beyond its name."""
+    from ddl_gym.fingerprint import file_digest
+
+    return file_digest(resolve_agent(split_versus(agent)[0])[1])
+
+
 def network_kind(task_name: str, agent_file: str) -> str:
     """``"network"``; ``"network, multi-task (a, b, ...)"`` for an agent trained on several tasks that include
     this one; ``"network, transfer from <tasks>"`` when the agent never trained on this task."""
@@ -272,21 +286,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             bounds[name] = _lp_bounds(task, list(task.test_seeds))
         return bounds[name]
 
-    partial = Path(args.write).with_suffix(".partial.json") if args.write else None
-    settings = _partial_settings(jobs, references)
-    done: list[dict[str, Any]] = []
-    if partial is not None and partial.is_file():
-        try:
-            stored = json.loads(partial.read_text())
-        except (OSError, ValueError) as exc:
-            print(f"suite_eval: cannot read {partial} ({exc}); delete it", file=sys.stderr)
-            return 2
-        if not isinstance(stored, dict) or stored.get("settings") != settings:
-            print(f"suite_eval: {partial} was made under other settings (rows, references, agent files or code); "
-                  "delete it or use another --write", file=sys.stderr)
-            return 2
-        done = list(stored.get("rows", []))
-        print(f"suite_eval: resuming after {len(done)} of {len(jobs)} rows from {partial}", file=sys.stderr)
+    from ddl_gym.report_paths import ResumeFile
+
+    resume = ResumeFile(args.write, _partial_settings(jobs, references), "rows")
+    try:
+        done = resume.load()
+    except ValueError as exc:
+        print(f"suite_eval: {exc} (it records the rows asked for, the references, agent files and code)",
+              file=sys.stderr)
+        return 2
+    if done:
+        print(f"suite_eval: resuming after {len(done)} of {len(jobs)} rows from {resume.path}", file=sys.stderr)
     kept: list[dict[str, Any]] = []
     for index, (what, task, agent, overrides) in enumerate(jobs):
         if index < len(done):  # made under these exact settings by an interrupted run
@@ -297,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         cpu_h = None
         if what == "network":
-            agent, at, versus = agent.rpartition("@") if "@" in agent else (agent, "", "")
+            agent, versus = split_versus(agent)
             rows.append(score_agent(task, agent, workers=args.workers, reference=versus or references.get(task),
                                     lp_bounds=bounds_of(task)))
             if versus:
@@ -306,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ddl_gym.suite import get_task
             from ddl_gym.suite_cards import best_reference
 
-            agent, at, versus = agent.rpartition("@") if "@" in agent else (agent, "", "")
+            agent, versus = split_versus(agent)
             reference = versus or references.get(task) or best_reference(get_task(task), workers=args.workers)[0]
             score = score_search(task, agent, reference, executor=args.executor, workers=args.workers,
                                  ray_address=args.ray_address, lp_bounds=bounds_of(task), **overrides)
@@ -317,9 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             search_cpu[task] = search_cpu.get(task, 0.0) + score.cpu_hours
         print(json.dumps(asdict(rows[-1])), file=sys.stderr, flush=True)
         kept.append({"row": asdict(rows[-1]), "search_cpu_h": cpu_h})
-        if partial is not None:  # a long board survives an interruption: rerun the same command to resume
-            partial.parent.mkdir(parents=True, exist_ok=True)
-            partial.write_text(json.dumps({"settings": settings, "rows": kept}, indent=1) + "\n")
+        resume.save(kept)  # a long board survives an interruption: rerun the same command to resume
     command = "python -m ddl_gym.agents.suite_eval " + " ".join(
         [f"--agent {a}" for a in args.agent] + [f"--search {a}" for a in args.search]
         + [f"--reference {r}" for r in args.reference] + ([f"--workers {args.workers}"] if args.workers > 1 else []))
@@ -330,8 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         out.with_suffix(".json").write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
-        if partial is not None and partial.exists():
-            partial.unlink()
+        resume.remove()
     return 0
 
 
@@ -339,12 +346,12 @@ def _partial_settings(jobs: Sequence[tuple[str, str, str, dict[str, Any]]],
                       references: dict[str, str]) -> dict[str, Any]:
     """What a board's rows depend on, by content: the rows asked for, the references, the bytes of every
     agent file and the code (a partial file made under anything else is refused)."""
-    from ddl_gym.fingerprint import code_fingerprint, file_digest
+    from ddl_gym.fingerprint import code_fingerprint
 
     digests = []
     for _what, _task, agent, _overrides in jobs:
         try:
-            digests.append(file_digest(resolve_agent(agent.rpartition("@")[0] if "@" in agent else agent)[1]))
+            digests.append(agent_digest(agent))
         except ConfigError:
             digests.append("unresolved")  # the row itself reports the error
     return {"code": code_fingerprint(), "jobs": [[w, t, a, {k: str(v) for k, v in sorted(o.items())}]

@@ -51,3 +51,39 @@ def write_report(path: str | Path, markdown: str, data: Any) -> tuple[Path, Path
     path.write_text(markdown)
     path.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
     return path, path.with_suffix(".json")
+
+
+class ResumeFile:
+    """``<write>.partial.json``: the items a long report has finished, kept with the settings they depend on.
+
+    An interrupted run that is started again with equal settings resumes after the kept items; a file made
+    under other settings is refused (never reused), and :meth:`remove` deletes it once the report is written.
+    ``write=None`` (the report is printed, not written) keeps nothing.
+    """
+
+    def __init__(self, write: str | Path | None, settings: dict[str, Any], key: str) -> None:
+        self.path = Path(write).with_suffix(".partial.json") if write else None
+        self.settings = settings
+        self.key = key  # the list of items in the file ("rows", "tasks", ...)
+
+    def load(self) -> list[Any]:
+        """The items kept by an interrupted run with equal settings (``[]`` if none); ValueError naming the file
+        when it cannot be read or was made under other settings."""
+        if self.path is None or not self.path.is_file():
+            return []
+        try:
+            stored = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            raise ValueError(f"{self.path} cannot be read as a partial report; delete it") from None
+        if not isinstance(stored, dict) or stored.get("settings") != self.settings:
+            raise ValueError(f"{self.path} was made under other settings; delete it or use another --write")
+        return list(stored.get(self.key, []))
+
+    def save(self, items: list[Any]) -> None:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({"settings": self.settings, self.key: items}, indent=1) + "\n")
+
+    def remove(self) -> None:
+        if self.path is not None and self.path.exists():
+            self.path.unlink()

@@ -128,3 +128,15 @@ def test_a_search_row_can_be_paired_with_a_named_policy(tmp_path, monkeypatch):
     assert seen == {"agent": "agent-v1-polluxnc25g", "reference": "gpu-step+ca", "fallback": "gpu-step+ca"}
     (row,) = json.loads(out.with_suffix(".json").read_text())
     assert row["kind"] == "network + search (vs `gpu-step+ca`, not the best reference)"
+
+
+def test_a_partial_file_that_cannot_be_read_is_named_not_a_traceback(tmp_path, capsys):
+    """Both long reports share the resume file: an unreadable one is an error naming it, never its contents."""
+    from ddl_gym.agents import oracle_headroom, suite_eval
+
+    out = tmp_path / "report.md"
+    out.with_suffix(".partial.json").write_text("{half a file")
+    assert suite_eval.main(["--agent", "small=agent-v1-lightload", "--write", str(out)]) == 2
+    assert oracle_headroom.main(["--task", "small", "--seeds", "1", "--sims", "2", "--write", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("report.partial.json cannot be read") == 2 and "half a file" not in err
