@@ -47,12 +47,10 @@ def agent_record(name: str) -> dict[str, Any]:
         recipe = {k: meta[k] for k in ("preset", "bc_expert", "seed", "timesteps") if k in meta}
     tasks = [meta.get("task") or meta.get("scenario")] + [a.get("task") for a in meta.get("also", [])]
     return {
-        "name": name, "path": agent.path, "description": agent.description,
+        "name": name, "description": agent.description,
         "retired": agent.description.startswith("RETIRED"),
         "env_id": meta.get("env_id"), "tasks": [t for t in tasks if t],
-        "network": recipe.get("network", "mlp") if meta.get("observation_layout", {}).get("observation") == "v1"
-        else "mlp",
-        "observation": (meta.get("observation_layout") or {}).get("observation", "legacy"),
+        "network": recipe.get("network", "mlp"),  # train_v1 records it; every earlier agent is an MLP
         "validation_avg_jct_s": meta.get("validation_avg_jct_s"),
         "cpu_hours": None if cpu_s is None or not math.isfinite(float(cpu_s)) else float(cpu_s) / 3600.0,
         "command": training.get("command"),
