@@ -63,7 +63,8 @@ import numpy as np
 
 from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
 from ddl_gym.baselines.classic.policy import ClassicPolicy
-from ddl_gym.report_paths import DOCS, ResumeFile, signed_pct, write_report
+from ddl_gym.cliargs import add_executor_arguments
+from ddl_gym.report_paths import DOCS, ResumeFile, emit_report, signed_pct
 from ddl_gym.suite_bounds import BOARD_JSON
 from ddl_gym.suite_bounds import DEFAULT_DOC as BOUNDS_DOC
 from ddl_gym.sim.model import ConfigError
@@ -359,9 +360,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
     parser.add_argument("--sims", type=int, default=DEFAULT_SIMS, help="search simulations per decision")
     parser.add_argument("--priority-evals", type=int, default=DEFAULT_PRIORITY_EVALS,
                         help="episodes the priority search evaluates per test seed")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--executor", default="local", choices=("local", "ray"))
-    parser.add_argument("--ray-address", default=None)
+    add_executor_arguments(parser)
     parser.add_argument("--write", default=None, help="write the markdown there (and the JSON beside it)")
     args = parser.parse_args(argv)
     if not 1 <= args.seeds <= 1000:
@@ -370,8 +369,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
         parser.error(f"--sims must be in [1, 10000], got {args.sims}")
     if not 1 <= args.priority_evals <= 1_000_000:
         parser.error(f"--priority-evals must be in [1, 1000000], got {args.priority_evals}")
-    if args.workers < 1:
-        parser.error(f"--workers must be >= 1, got {args.workers}")
     from ddl_gym.executors import make_executor
     from ddl_gym.suite import TASKS, get_task
     from ddl_gym.suite_cards import load_cards
@@ -401,18 +398,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     resume = ResumeFile(args.write, settings, "tasks")
-    try:
-        if resume.path is not None:
-            resume.path.parent.mkdir(parents=True, exist_ok=True)
-        done = {t["task"]: t for t in resume.load()}
-    except OSError as exc:
+    kept = resume.load_or_explain(prog)
+    if kept is None:
         executor.close()
-        print(f"{prog}: --write {args.write}: {exc.strerror}", file=sys.stderr)
         return 2
-    except ValueError as exc:
-        executor.close()
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+    done = {t["task"]: t for t in kept}
     if done:
         print(f"resuming: {', '.join(done)} already done", file=sys.stderr)
     tasks = []
@@ -435,13 +425,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
         + (f" --priority-evals {args.priority_evals}" if args.priority_evals != DEFAULT_PRIORITY_EVALS else "") \
         + (f" --write {args.write}" if args.write else "")
     out = {"command": command, "settings": settings, "tasks": tasks}
-    text = oracle_markdown(out)
-    if args.write:
-        doc, data_file = write_report(args.write, text, out)
-        resume.remove()
-        print(f"wrote {doc} and {data_file}", file=sys.stderr)
-    else:
-        print(text)
+    emit_report(args.write, oracle_markdown(out), out, resume)
     return 0
 
 

@@ -127,6 +127,17 @@ def add_workers_argument(parser: argparse.ArgumentParser, default: int) -> None:
                         metavar="K", help=argparse.SUPPRESS)
 
 
+def add_executor_arguments(parser: argparse.ArgumentParser, workers_default: int = 1) -> None:
+    """``--workers K``, ``--executor local|ray`` and ``--ray-address`` of a command whose work items run on the
+    sweep executors (:func:`ddl_gym.executors.make_executor`)."""
+    parser.add_argument("--workers", type=workers_type, default=workers_default, metavar="K",
+                        help=f"parallel worker processes, 1..{MAX_WORKERS} (default {workers_default})")
+    parser.add_argument("--executor", default="local", choices=("local", "ray"),
+                        help="local worker processes (default) or Ray tasks (needs the ray extra)")
+    parser.add_argument("--ray-address", default=None, metavar="auto|HOST:PORT",
+                        help="with --executor ray: join this cluster (default: start a local one)")
+
+
 def seed_list_type(text: str) -> list[int]:
     """``--seed-list a,b,c`` (the older spelling of ``--seeds a,b,c``): always a list, even of one seed."""
     return parse_seeds(text if ("," in text or ":" in text) else f"{text},")

@@ -81,6 +81,7 @@ POLICY_DESCRIPTIONS: dict[str, str] = {}
 #: The agents this registry names, as ``"module:ATTRIBUTE"`` strings resolved on use (issue 29: the
 #: reference policies in ddl_gym.baselines never import the RL side; this module imports neither).
 MCTS_TARGET = "ddl_gym.agents.mcts:make_mcts_policy"
+ROLLOUT_TARGET = "ddl_gym.agents.rollout:make_rollout_policy"
 SHIPPED_AGENTS_SOURCE = "ddl_gym.agents.shipped:SHIPPED_AGENTS"
 
 
@@ -182,6 +183,10 @@ _ADA_OLD_RULE = re.compile(r"(?P<placement>lwf[1-9][0-9]*|rand|ff|ls)\+(?P<comm>
 
 POLICY_DESCRIPTIONS["mcts:guide=srsf+pack,sims=16"] = (
     "Spear-style MCTS over env.fork() guided by a reference policy (agents/mcts.py; keys guide, sims, depth, objective)"
+)
+POLICY_DESCRIPTIONS["rollout:base=easy-srsf+fs,futures=16,t=3"] = (
+    "rollout over a reference on sampled futures: non-clairvoyant one-step improvement (agents/rollout.py; keys "
+    "base, futures, t, clairvoyant, seed, window)"
 )
 
 
@@ -311,6 +316,10 @@ def make_policy(name: str, **overrides: Any) -> Policy:
             return make_mcts_policy(spec, **overrides) if overrides else make_mcts_policy(spec)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"policy {name!r}: {exc}") from None
+    if head == "rollout":  # "rollout:base=easy-srsf+fs,futures=16,t=3"
+        if overrides:
+            raise ConfigError(f"policy {name!r}: a rollout takes its settings in the spec, not as keyword arguments")
+        return _import_target(ROLLOUT_TARGET)(spec)
     match = _ADA_RULE.fullmatch(head)
     if head not in _LAZY and match is not None:  # lwf<k> / srsf<n> beyond the registered grid
         target, kwargs = "ddl_gym.baselines.ada_srsf.policy:make_ada_srsf_policy", {

@@ -79,6 +79,20 @@ class ResumeFile:
             raise ValueError(f"{self.path} was made under other settings; delete it or use another --write")
         return list(stored.get(self.key, []))
 
+    def load_or_explain(self, prog: str) -> list[Any] | None:
+        """:meth:`load`, but ``None`` after printing to stderr why the file cannot be used (a command then exits 2)."""
+        import sys
+
+        try:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            return self.load()
+        except OSError as exc:
+            print(f"{prog}: --write {self.path}: {exc.strerror}", file=sys.stderr)
+        except ValueError as exc:
+            print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+
     def save(self, items: list[Any]) -> None:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,3 +101,15 @@ class ResumeFile:
     def remove(self) -> None:
         if self.path is not None and self.path.exists():
             self.path.unlink()
+
+
+def emit_report(write: str | Path | None, markdown: str, data: Any, resume: ResumeFile) -> None:
+    """Write the report (and its JSON) to ``write`` and delete the partial file, or print the Markdown."""
+    import sys
+
+    if write:
+        doc, data_file = write_report(write, markdown, data)
+        resume.remove()
+        print(f"wrote {doc} and {data_file}", file=sys.stderr)
+    else:
+        print(markdown)
