@@ -47,6 +47,9 @@ DEFAULT_DOC = DOCS / "suite-online.md"
 ORACLE_JSON = DOCS / "suite-oracle.json"
 DEFAULT_FUTURES = 16
 DEFAULT_T = 3.0
+#: What a task's entry in the oracle report must hold for this report.
+REQUIRED_ORACLE_KEYS = ("task", "test_seeds", "reference", "finish", "reference_jct_per_seed", "oracle_jct_per_seed",
+                        "priority_jct_per_seed", "best_known_jct_s")
 GOAL_REDUCTION = 0.10  # issue 31's goal: >= 10% lower avg JCT than the best reference
 
 
@@ -200,6 +203,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
         missing = [n for n in names if n not in oracle]
         if missing:
             raise ConfigError(f"{ORACLE_JSON} has no entry for {', '.join(missing)}")
+        for name in names:
+            absent = [k for k in REQUIRED_ORACLE_KEYS if k not in oracle[name]]
+            if absent:
+                raise ConfigError(f"{ORACLE_JSON}: task {name} lacks {', '.join(absent)}; regenerate it")
         settings = _settings(args, oracle, names)
         executor = make_executor(args.executor, workers=args.workers, ray_address=args.ray_address)
     except ConfigError as exc:

@@ -104,6 +104,7 @@ class ReferenceRollout:
         easy, order, placement = _split_base(base)
         check_int(futures, 2, 10_000, "rollout: futures")
         check_int(window, 1, 256, "rollout: window")
+        check_int(seed, 0, 2**63 - 1, "rollout: seed")
         if isinstance(t, bool) or not isinstance(t, (int, float)) or math.isnan(t) or t < 0:
             raise ConfigError(f"rollout: t must be a number >= 0 (inf: never deviate), got {t!r}")
         if not clairvoyant and (easy or order not in NONCLAIRVOYANT_ORDERS):

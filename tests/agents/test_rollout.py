@@ -116,6 +116,9 @@ def test_the_rollout_improves_on_strict_fifo_and_is_deterministic():
     ("rollout:clairvoyant=maybe", "clairvoyant"),
     ("rollout:sims=3", "unknown rollout spec key"),
     ("rollout:futures", "key=value"),
+    ("rollout:seed=-1", "seed"),
+    ("rollout:window=0", "window"),
+    ("rollout:futures=many", "futures='many'"),
     ("mcts:futures=3", "must start with 'rollout'"),
 ])
 def test_bad_settings_name_the_option(spec, message):
@@ -202,3 +205,11 @@ def test_cli_errors_name_the_option(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(online_room, "ORACLE_JSON", _small_oracle(tmp_path))
     assert online_room.main(["--task", "default-10g"]) == 2
     assert "no entry for default-10g" in capsys.readouterr().err
+    broken = tmp_path / "broken.json"
+    entry = json.loads((tmp_path / "suite-oracle.json").read_text())["tasks"][0]
+    del entry["finish"]
+    broken.write_text(json.dumps({"tasks": [entry]}))
+    monkeypatch.setattr(online_room, "ORACLE_JSON", broken)
+    assert online_room.main([]) == 2
+    err = capsys.readouterr().err
+    assert "broken.json" in err and "lacks finish" in err and "Traceback" not in err
