@@ -13,8 +13,8 @@ optimization*, J. Heuristics 3, 1997; Bertsekas and Tsitsiklis, *Neuro-Dynamic P
 2. **Futures**: ``futures`` unseen futures drawn from the scenario's arrival model
    (:class:`ddl_gym.futures.FutureSampler`, as :class:`ddl_gym.agents.mcts.MCTSPolicy` with
    ``future="sampled"``: jobs not yet arrived and, on a non-clairvoyant task, the remaining work of
-   arrived jobs, conditioned on the past only) with a generator seeded by ``(seed, decision)``. The true
-   future is never read, so for a fixed seed the decisions depend on the past alone (tested).
+   arrived jobs, conditioned on the past only) with a generator seeded by the episode and the decision.
+   The true future is never read, so for a fixed seed the decisions depend on the past alone (tested).
 3. **Costs**: on each future, each candidate is applied and the episode finished natively by the base
    policy; its cost is the episode's Σ JCT (``sim.jobs_area``). The same futures serve every candidate
    (common random numbers), so each candidate's *regret* against the base's action is a paired sample.
@@ -93,7 +93,8 @@ class ReferenceRollout:
         t: the paired t-statistic a deviation must beat (``mean/se < −t``); ``math.inf``: never deviate.
         clairvoyant: whether the task lets schedulers see remaining work (``False``: the futures also
             resample the remaining work of arrived jobs, and the window never uses a size-reading order).
-        seed: seeds the futures' generator together with the decision count.
+        seed: added to the episode's draw from the harness's generator to seed the futures (with the decision
+            count): another seed, other sampled futures on the same episode; 0 (default): the draw alone.
         window: queue slots of the env the candidates are drawn from.
     """
 
@@ -127,6 +128,7 @@ class ReferenceRollout:
         self.stats = RolloutStats()
         self._sampler: Any = None
         self._sampler_for: Any = None
+        self._episode_seed = 0  # drawn from the harness's generator by run_episode
 
     def reset(self, seed: int | None = None, **_: Any) -> None:
         if seed is not None:
@@ -142,8 +144,9 @@ class ReferenceRollout:
         scen = get_scenario(scenario) if isinstance(scenario, str) else scenario
         scen = dataclasses.replace(scen, cluster=cluster)
         env = DDLClusterEnv(scen, **self.env_kwargs)
-        self.reset(seed=int(rng.integers(2**31 - 1)))
-        env.reset(seed=self.seed, options={"workload": workload})
+        self.reset()
+        self._episode_seed = int(rng.integers(2**31 - 1))
+        env.reset(seed=self._episode_seed, options={"workload": workload})
         cpu0 = time.process_time()
         decision = 0
         while not env.sim.done:
@@ -184,7 +187,7 @@ class ReferenceRollout:
         if self._sampler_for is not env.scenario:
             self._sampler = FutureSampler(env.scenario, clairvoyant=self.clairvoyant)
             self._sampler_for = env.scenario
-        rng = np.random.default_rng((self.seed, decision))
+        rng = np.random.default_rng((self._episode_seed + self.seed, decision))
         costs = np.empty((self.futures, len(candidates)))
         for f in range(self.futures):
             future = self._sampler.fork(env, rng)

@@ -81,6 +81,9 @@ def test_decisions_read_the_past_only(work):
     costs_b = policy._costs(env_b, candidates, decision=3)
     assert np.array_equal(costs_a, costs_b)
     assert policy.choose(env_a, 3) == policy.choose(env_b, 3)
+    # the seed option is used: another seed samples other futures for the same decision
+    other = ReferenceRollout(policy.base, futures=4, t=0.0, clairvoyant=policy.clairvoyant, seed=1)
+    assert not np.array_equal(other._costs(env_a, candidates, decision=3), costs_a)
     # the true future does matter to a fork that reads it: the same candidates finished on the true futures
     true_a, true_b = env_a.fork(), env_b.fork()
     for env in (true_a, true_b):
