@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -76,12 +75,11 @@ def _split_base(base: str) -> tuple[bool, str, str]:
 
 @dataclasses.dataclass
 class RolloutStats:
-    """What one episode's rollout did: decisions searched, deviations from the base, CPU seconds."""
+    """What one episode's rollout did: decisions searched, deviations from the base, native rollouts run."""
 
     searched: int = 0
     deviations: int = 0
     rollouts: int = 0
-    cpu_s: float = 0.0
 
 
 class ReferenceRollout:
@@ -147,12 +145,10 @@ class ReferenceRollout:
         self.reset()
         self._episode_seed = int(rng.integers(2**31 - 1))
         env.reset(seed=self._episode_seed, options={"workload": workload})
-        cpu0 = time.process_time()
         decision = 0
         while not env.sim.done:
             env.apply_action(self.choose(env, decision))
             decision += 1
-        self.stats.cpu_s = time.process_time() - cpu0
         return env.sim.result(self.name)
 
     def choose(self, env: Any, decision: int) -> int:

@@ -26,7 +26,7 @@ from ddl_gym.harness.episodes import simulate_episode
 from ddl_gym.policies import make_policy
 from ddl_gym.scenarios import get_scenario
 from ddl_gym.sim.model import ConfigError
-from tests.agents.test_expert_iteration import _same_past_other_future
+from tests.agents.test_expert_iteration import _drive, _same_past_other_future
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "suite-online.md"
 
@@ -51,15 +51,11 @@ def _same_past(seed: int, cut: int, *, work: bool) -> tuple[DDLClusterEnv, DDLCl
     env_a.reset(seed=seed, options={"workload": a})
     from ddl_gym.agents.imitation import expert_action
 
-    actions = []
-    while True:  # the base's decisions while no job beyond `cut` has arrived
-        action = expert_action(env_a, policy.base)
-        probe = env_a.fork()
-        probe.apply_action(action)
-        if probe.sim.num_arrived > cut:
-            break
-        env_a.apply_action(action)
-        actions.append(action)
+    class BaseGuide:  # the base policy's env actions, as _drive follows a guide
+        def env_action(self, env):
+            return expert_action(env, policy.base)
+
+    actions = _drive(env_a, BaseGuide(), cut)  # the base's decisions while no job beyond `cut` has arrived
     assert len(actions) > 5
     if work:  # other remaining work for every unfinished job as well: the past is unchanged
         unfinished = [j for j in range(b.num_jobs) if env_a.sim.state[j] < 3]
@@ -68,7 +64,7 @@ def _same_past(seed: int, cut: int, *, work: bool) -> tuple[DDLClusterEnv, DDLCl
         b = dataclasses.replace(b, iterations=iterations)
     env_b.reset(seed=seed, options={"workload": b})
     for action in actions:
-        env_b.apply_action(action)
+        env_b.step(action)
     assert env_a.sim.now == env_b.sim.now and env_a.sim.num_arrived == env_b.sim.num_arrived
     return env_a, env_b, policy
 
