@@ -323,6 +323,9 @@ class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
             info["metrics"] = self.sim.result().summary()  # type: ignore[union-attr]
         return obs, reward, terminated, truncated, info
 
+    #: Whether the decision core also stops where a running job could be preempted (v1's ``preemption``).
+    _preemptive = False
+
     #: The scalar ``info`` keys whose values :meth:`step_into` and :meth:`reset_into` return, in order.
     SCALAR_INFO_KEYS = ("invalid_action", "executed_action", "sim_time", "queue_length", "running_jobs", "finished_jobs")
 
@@ -583,7 +586,7 @@ class DDLClusterEnv(ActionObservationHelpers, SimulatorEnv):
                 scale_features=(min(1.0, math.log2(cluster.num_gpus) / _LOG2_CLUSTER_GPUS_MAX),
                                 min(1.0, math.log2(max_server) / _LOG2_SERVER_GPUS_MAX)),
                 num_gpus=cluster.num_gpus, num_jobs=w.num_jobs, t0=self._t0, size=self._observation_size)
-        self._core = DecisionCore(gpus, rank, job_by_rank, self.window, layout)
+        self._core = DecisionCore(gpus, rank, job_by_rank, self.window, layout, self._preemptive)
 
     def _substitute(self) -> int:
         """What an invalid action does under ``invalid_action="wait"``: advance, else the first valid start."""

@@ -23,6 +23,29 @@ v1 keeps v0's simulator, actions, masks and episode end, and changes what learni
   discounting must use a time-based factor e^{−β·Δt} (``info["dt"]`` is the step's simulated
   seconds), never a per-decision one. The presets in ``agents/presets/v1-*.yaml`` use γ = 1.
 
+* **Preemption** (``preemption=True``; off by default, so every registered id keeps v0's
+  actions): the best non-clairvoyant references (Tiresias's 2D-LAS, the 2D-Gittins index) preempt,
+  so an agent without that action cannot express them. With it on:
+
+  - **Actions** ``Discrete(1 + K·P + R)``: the v0 actions, then ``1 + K·P + r`` = preempt the
+    job in running slot ``r`` (the running-slot order of the observation; ``R = running_slots``).
+    The job goes back to the queue with its progress and its attained service kept, and pays
+    ``preempt_overhead_s`` (default 10 s, the Gittins/LAS references' restart cost) as extra
+    iterations when it next starts. A preempt is valid iff the slot holds a job that has held its
+    GPUs since before now: a job started at this instant cannot be preempted, so no decision loops.
+  - **Decision points**: besides the v0 ones, every event (arrival, completion) and every tick of
+    ``quantum_s`` simulated seconds (default 300; the grid starts at the first arrival) at which some
+    job waits and some running job is preemptable, because attained service changes between events
+    (a Gittins index re-ranks at its own times, which the env cannot know; the tick is the stated
+    substitute: the Gittins reference acting through these actions, ``ddl_gym.agents.attained_expert``,
+    matches the native one, tested).
+  - **Observation**: the running slots' ``attained`` is the job's attained service (seconds run over
+    all its holdings) instead of the time since its first start, and a block of ``K`` values follows:
+    ``queue_attained``, log1p(attained service of the job in queue slot ``w``, s) / log1p(1e6 s), 0 for
+    a job that never ran.
+  - **Episode end**: ``max_decisions="auto"`` allows ``50·N + 1000`` decisions (ticks and preemptions
+    add decisions that v0's ``6·N + 64`` does not count).
+
 The reference-relative reward (each step's cost minus a reference policy's over the same interval on
 the same input) needs a reference policy, so it lives one layer up, in
 :class:`ddl_gym.wrappers.ReferenceRelativeReward`; the registered ``DDLCluster-<Task>-v1`` ids build
@@ -59,7 +82,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ddl_gym.envs.base import check_reset_options
+from ddl_gym.envs.base import DiscreteActions, check_reset_options
 from ddl_gym.envs.cluster_env import PORTABLE_CLUSTER_FEATURES, PORTABLE_JOB_FEATURES, DDLClusterEnv
 from ddl_gym.scenarios import Scenario
 from ddl_gym.sim.engine import Simulator
@@ -92,10 +115,15 @@ class DDLClusterEnvV1(DDLClusterEnv):
         running_slots: R, running jobs listed individually (default 8).
         arrival_pool: ``None`` (a fresh input every episode, as v0), an int n (episode seeds 0..n−1)
             or a sequence of episode seeds; each reset draws one with the env's generator.
+        preemption: add the preempt actions, their decision points and the attained-service block
+            (module docstring; default False).
+        quantum_s: with ``preemption``, simulated seconds between preemption ticks (default 300).
+        preempt_overhead_s: with ``preemption``, restart cost of a preempted job in seconds (default 10).
     """
 
     def __init__(self, scenario: str | Scenario = "default", *, clairvoyant: bool = True, running_slots: int = 8,
                  arrival_pool: int | Sequence[int] | None = None, queue_order: str | None = None,
+                 preemption: bool = False, quantum_s: float | None = None, preempt_overhead_s: float | None = None,
                  **kwargs: Any) -> None:
         if "observation" in kwargs and kwargs["observation"] != "portable":
             raise ConfigError("DDLCluster-v1 builds on the portable observation; observation= cannot be changed")
@@ -125,6 +153,38 @@ class DDLClusterEnvV1(DDLClusterEnv):
                                 [n_cluster + w * n_job + _EST_RUNTIME for w in range(self.max_window)])
         self.episode_seed: int | None = None
         self._gpu_server: list[int] = []
+        self._setup_preemption(preemption, quantum_s, preempt_overhead_s)
+
+    def _setup_preemption(self, preemption: Any, quantum_s: Any, overhead_s: Any) -> None:
+        if not isinstance(preemption, (bool, np.bool_)):
+            raise ConfigError(f"preemption must be True or False, got {preemption!r}")
+        self.preemption = bool(preemption)
+        self.quantum_s = self.preempt_overhead_s = math.nan
+        self._tick_at = -math.inf
+        if not self.preemption:
+            for name, value in (("quantum_s", quantum_s), ("preempt_overhead_s", overhead_s)):
+                if value is not None:
+                    raise ConfigError(f"{name} applies only with preemption=True (got {name}={value!r} without it)")
+            return
+        for name, value, default, low in (("quantum_s", quantum_s, 300.0, 0.0),
+                                          ("preempt_overhead_s", overhead_s, 10.0, -1.0)):
+            value = default if value is None else value
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(value) or not value > low:
+                raise ConfigError(f"{name} must be a finite number {'> 0' if low == 0.0 else '>= 0'} (seconds), "
+                                  f"got {value!r}")
+            setattr(self, name, float(value))
+        if self.running_slots < 1:
+            raise ConfigError("preemption=True needs running_slots >= 1 (the preempt actions name running slots)")
+        self._preemptive = True
+        self._first_preempt = self._n_actions
+        self._n_actions += self.running_slots
+        self.action_space = DiscreteActions(self._n_actions)
+        n_obs = self.observation_space.shape[0] + self.max_window
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(n_obs,), dtype=np.float32)
+        self.observation_layout = dict(self.observation_layout, preemption=True, quantum_s=self.quantum_s,
+                                       preempt_overhead_s=self.preempt_overhead_s,
+                                       queue_slot_features=("queue_attained",))
 
     # ------------------------------------------------------------------ episode input
     def _start_episode(self, seed: int | None, options: Any) -> Simulator:
@@ -146,7 +206,15 @@ class DDLClusterEnvV1(DDLClusterEnv):
             self.sim = sim = Simulator(cluster, workload, self.scenario.model, debug=self.debug)
             self._steps = 0
             self._decision_limit = self._auto_decision_limit() if self.max_decisions == "auto" else self.max_decisions
+        if self.preemption:
+            sim.capabilities = frozenset({"preempt"})
+            self._tick_at = -math.inf
         return sim
+
+    def _auto_decision_limit(self) -> int:
+        if self.preemption:
+            return 50 * self.sim.workload.num_jobs + 1000  # type: ignore[union-attr]
+        return super()._auto_decision_limit()
 
     def _begin_episode(self, seed: int | None, options: dict[str, Any] | None) -> None:
         super()._begin_episode(seed, options)
@@ -173,6 +241,72 @@ class DDLClusterEnvV1(DDLClusterEnv):
 
     reset_into = step_into
 
+    # ------------------------------------------------------------------ preemption
+    def running_slot_jobs(self) -> list[int]:
+        """Job indices in running slots 0, 1, ... now (the observation's order; at most ``running_slots``)."""
+        rows, _ = self._running_rows()
+        return [row[-1] for row in rows[: self.running_slots]]
+
+    def decode_action(self, action: int) -> Any:
+        """As v0's, plus ``DecodedAction("preempt", slot, None, job)`` for the preempt actions (``slot``: the
+        running slot, ``job``: the running job in it now, if any)."""
+        from ddl_gym.envs.helpers import DecodedAction
+
+        a = int(action)
+        if not self.preemption or a < self._first_preempt:
+            return super().decode_action(a)
+        if a >= self._n_actions:
+            raise ConfigError(f"action {action!r} is outside 0..{self._n_actions - 1}")
+        slot = a - self._first_preempt
+        jobs = self.running_slot_jobs() if self.sim is not None else []
+        return DecodedAction("preempt", slot, None, int(jobs[slot]) if slot < len(jobs) else None)
+
+    def _preemptable_slots(self) -> list[int]:
+        sim = self.sim
+        assert sim is not None
+        if not sim.num_queued:
+            return []
+        now = sim.now
+        return [r for r, job in enumerate(self.running_slot_jobs()) if sim.running_since(job) < now]
+
+    def _apply(self, action: int) -> bool:
+        if not self.preemption:
+            return super()._apply(action)
+        sim = self.sim
+        core = self._core
+        assert sim is not None and core is not None
+        if sim.running and self._tick_at <= sim.now:  # the next tick of the grid, for the next advance
+            t0, q = self._t0, self.quantum_s
+            k = math.floor((sim.now - t0) / q) + 1
+            while t0 + k * q <= sim.now:  # rounding: a tick at now would be an advance that does not move
+                k += 1
+            self._tick_at = t0 + k * q
+            sim.wake_at(self._tick_at)
+        first = self._first_preempt
+        if not first <= action < self._n_actions:
+            return super()._apply(action)
+        slot = action - first
+        if slot not in self._preemptable_slots():
+            return super()._apply(self._n_actions)  # out of range: the invalid-action path (substitute or no-op)
+        job = self.running_slot_jobs()[slot]
+        self._executed = action
+        sim.preempt(job, overhead_s=self.preempt_overhead_s)
+        core.requeued(job)
+        core.auto_advance(sim)
+        return False
+
+    def _mask_array(self) -> np.ndarray:
+        mask = super()._mask_array()
+        if not self.preemption or self.sim is None:
+            return mask
+        slots = self._preemptable_slots()
+        if not slots:
+            return mask
+        mask = mask.copy()  # the v0 mask is cached per pattern
+        for r in slots:
+            mask[self._first_preempt + r] = 1
+        return mask
+
     # ------------------------------------------------------------------ observation
     def _observe(self) -> np.ndarray:
         base = super()._observe()
@@ -180,26 +314,41 @@ class DDLClusterEnvV1(DDLClusterEnv):
         out[: self._base_size] = base
         if self._hidden_columns:
             out[self._hidden_columns] = 0.0
-        out[self._base_size:] = self.running_block()
+        block = self.running_block()
+        end = self._base_size + block.size
+        out[self._base_size: end] = block
+        if self.preemption:
+            out[end:] = self.queue_attained_block()
         return out
 
-    def running_block(self) -> np.ndarray:
-        """The v1 running-jobs features of the current state (float64, see the module docstring)."""
+    def queue_attained_block(self) -> np.ndarray:
+        """``queue_attained`` of the window's slots (``preemption=True``; see the module docstring)."""
+        sim = self.sim
+        assert sim is not None
+        gpus = self._gpus
+        block = np.zeros(self.max_window, dtype=np.float64)
+        for w, job in enumerate(self._window):
+            block[w] = min(1.0, math.log1p(sim.attained_gpu_seconds(job) / gpus[job]) / _LOG_MAX)
+        return block
+
+    def _running_rows(self) -> tuple[list[tuple[float, int, float, float, int, float, float, int]],
+                                     dict[int, list[tuple[float, int]]]]:
+        """Per running job ``(key, G, remaining s, attained s, spread, contention, slowdown, job)`` in slot
+        order, and (clairvoyant) the estimated finish times and GPU counts per server."""
         sim = self.sim
         assert sim is not None
         now = sim.now
-        n_gpus = self._num_gpus
-        running = list(sim.running)
         clairvoyant = self.clairvoyant
+        preemption = self.preemption
         gpus = self._gpus
         tau = sim.tau
         gpu_server = self._gpu_server
         rows: list[tuple[float, int, float, float, int, float, float, int]] = []
         finish_by_server: dict[int, list[tuple[float, int]]] = {}
-        for job in running:
+        for job in sim.running:
             g = gpus[job]
             remaining_s = sim.remaining_iterations(job) * tau[job] if clairvoyant else 0.0
-            attained = now - sim.start_time[job]
+            attained = sim.attained_gpu_seconds(job) / g if preemption else now - sim.start_time[job]
             servers = sim.servers[job]
             spread = 1 if len(servers) > 1 else 0
             nominal = sim.nominal_iteration_time(job)
@@ -213,6 +362,16 @@ class DDLClusterEnvV1(DDLClusterEnv):
                     per_server[s] = per_server.get(s, 0) + 1
                 for s, c in per_server.items():
                     finish_by_server.setdefault(s, []).append((remaining_s, c))
+        rows.sort()
+        return rows, finish_by_server
+
+    def running_block(self) -> np.ndarray:
+        """The v1 running-jobs features of the current state (float64, see the module docstring)."""
+        sim = self.sim
+        assert sim is not None
+        n_gpus = self._num_gpus
+        clairvoyant = self.clairvoyant
+        rows, finish_by_server = self._running_rows()
         free = sim.num_free
         block: list[float] = []
         for h in _HORIZONS_S:
@@ -242,7 +401,6 @@ class DDLClusterEnvV1(DDLClusterEnv):
             hist[min(p, 3)] += 1
         block += [h / n_servers for h in hist]
         block.append(sum(r[4] for r in rows) / len(rows) if rows else 0.0)
-        rows.sort()
         for key, g, remaining_s, attained, spread, contention, slowdown, _job in rows[: self.running_slots]:
             block += (1.0, min(1.0, math.log2(g) / 6.0), min(1.0, math.log1p(remaining_s) / _LOG_MAX),
                       min(1.0, math.log1p(max(0.0, attained)) / _LOG_MAX), float(spread), min(1.0, contention), slowdown)

@@ -117,8 +117,10 @@ class DecisionCore:
     """
 
     def __init__(self, gpus: list[int] | None = None, rank: list[int] | None = None,
-                 job_by_rank: list[int] | None = None, window: int = 0, layout: PortableLayout | None = None) -> None:
+                 job_by_rank: list[int] | None = None, window: int = 0, layout: PortableLayout | None = None,
+                 preemptive: bool = False) -> None:
         self.gpus: list[int] = gpus if gpus is not None else []
+        self.preemptive = preemptive
         self.rank = rank
         self.job_by_rank: list[int] = job_by_rank if job_by_rank is not None else []
         self.window_size = window
@@ -133,7 +135,7 @@ class DecisionCore:
 
     def fork(self) -> DecisionCore:
         """An independent copy: the mutable state copied, the per-episode constants shared."""
-        twin = DecisionCore(self.gpus, self.rank, self.job_by_rank, self.window_size, self.layout)
+        twin = DecisionCore(self.gpus, self.rank, self.job_by_rank, self.window_size, self.layout, self.preemptive)
         twin.ranked = list(self.ranked)
         twin.window = list(self.window)
         twin.window_min_gpus = self.window_min_gpus
@@ -153,8 +155,21 @@ class DecisionCore:
             del ranked[bisect.bisect_left(ranked, rank[job])]
         self.window_stale = True
 
+    def requeued(self, job: int) -> None:
+        """``job`` was preempted: it is queued again (the inverse of :meth:`started`)."""
+        self.queued_gpus += self.gpus[job]
+        rank = self.rank
+        if rank is not None:
+            bisect.insort(self.ranked, rank[job])
+        self.window_stale = True
+
     def auto_advance(self, sim: Any) -> None:
-        """Let time run while there is no start to decide (queue empty or nothing fits); set the mask."""
+        """Let time run while there is nothing to decide; set the mask.
+
+        Nothing to decide: the queue is empty or no windowed job fits the free GPUs, and, in a
+        ``preemptive`` core, no running job could make room (one is preemptable when it has held its
+        GPUs since before ``now``; a job started at this instant is not, so a decision cannot loop).
+        """
         gpus = self.gpus
         while True:
             arrived: int = sim.num_arrived
@@ -175,7 +190,8 @@ class DecisionCore:
             if sim.done:
                 self.mask_key = 1
                 return
-            if self.window_min_gpus <= sim.num_free or not sim.advance():
+            if self.window_min_gpus <= sim.num_free or (self.preemptive and self._preemptable(sim)) \
+                    or not sim.advance():
                 break
         free: int = sim.num_free
         key = 0
@@ -187,6 +203,17 @@ class DecisionCore:
         if sim.running or sim.has_future_arrivals or not key:
             key |= 1
         self.mask_key = key
+
+    @staticmethod
+    def _preemptable(sim: Any) -> bool:
+        """Some job waits and some running job has held its GPUs since before now."""
+        if not sim.num_queued:
+            return False
+        now: float = sim.now
+        for job in sim.running:
+            if sim.running_since(job) < now:
+                return True
+        return False
 
     def _rebuild_window(self, sim: Any) -> None:
         size = self.window_size

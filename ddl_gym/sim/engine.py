@@ -346,6 +346,23 @@ class Simulator:
             return max(0.0, self.remaining[job] - (self.now - self._last[job]) / self.tau[job])
         return self.remaining[job]
 
+    def running_since(self, job: int) -> float:
+        """When ``job``'s current holding began: its start, or its last restart after a preemption or resize."""
+        return self._segment_start.get(job, self.start_time[job])
+
+    def attained_gpu_seconds(self, job: int) -> float:
+        """Tiresias's 2D attained service of ``job`` as of ``now``: GPUs × seconds held over all its holdings
+        (a preempted job keeps what it attained; restart overhead counts, as the GPUs are held); 0 for a
+        job that never ran; a finished job's total service."""
+        banked = self._banked_gpu_s.get(job, 0.0)
+        state = self.state[job]
+        if state == RUNNING:
+            return banked + self._held[job].size * (self.now - self._segment_start.get(job, self.start_time[job]))
+        if state == DONE:
+            since = self._segment_start.get(job, self.start_time[job])
+            return banked + self.placement[job].size * (self.finish_time[job] - since)
+        return banked
+
     def nominal_iteration_time(self, job: int) -> float:
         """τ of ``job`` on its most consolidated placement with no contention (planning estimate).
 
