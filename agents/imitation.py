@@ -123,20 +123,34 @@ def expert_action(env: gym.Env, policy_name: str, beyond_window: str = "advance"
 
 
 def collect_demonstrations(env: gym.Env, expert: str, seeds: Sequence[int],
-                           beyond_window: str = "advance") -> dict[str, np.ndarray]:
-    """Run the expert through ``env`` on ``seeds``; returns raw ``obs``, ``actions``, ``masks`` arrays."""
+                           beyond_window: str = "advance", driver: Any = None) -> dict[str, np.ndarray]:
+    """Run the expert through ``env`` on ``seeds``; returns raw ``obs``, ``actions`` (the expert's), ``masks``.
+
+    ``expert``: a classic or EASY policy (:func:`expert_action`), or a preemptive ``gittins`` spec in an env
+    with ``preemption=True`` (:class:`ddl_gym.agents.attained_expert.EnvGittinsExpert`). ``driver``
+    (``driver(obs, mask) -> action``): who acts, the expert only labelling (DAgger); default: the expert.
+    """
+    env_expert = None
+    if expert.split(":", 1)[0].strip().lower() == "gittins":
+        from ddl_gym.agents.attained_expert import EnvGittinsExpert
+
+        env_expert = EnvGittinsExpert(expert)
     obs_list, act_list, mask_list = [], [], []
     for seed in seeds:
         obs, info = env.reset(seed=int(seed))
+        if env_expert is not None:
+            env_expert.reset(env)
         done = False
         while not done:
-            action = expert_action(env, expert, beyond_window)
+            action = env_expert.act(env) if env_expert is not None else expert_action(env, expert, beyond_window)
             mask = np.asarray(info["action_mask"], dtype=bool)
             if not mask[action]:  # cannot happen for a fitting job; guard against silent garbage labels
                 raise ConfigError(f"expert {expert!r} chose invalid action {action}")
             obs_list.append(obs)
             act_list.append(action)
             mask_list.append(mask)
+            if driver is not None:
+                action = int(driver(obs, mask))
             obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
     return {"obs": np.asarray(obs_list, dtype=np.float32), "actions": np.asarray(act_list, dtype=np.int64),

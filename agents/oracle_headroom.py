@@ -28,7 +28,8 @@ bound, the scope of issue 31's goal), on the task's first ``--seeds`` test seeds
    (non-preemptive), so a static key covers every order these rules could use; the search looks
    for a better one with hindsight;
 4. **the board's best network** on the task (lowest avg JCT among the network rows of
-   ``docs/suite-agents.json``, transfer rows included), re-run on the same seeds: a non-clairvoyant
+   ``docs/suite-agents.json``, transfer rows included, leaving out agents with the env's preempt
+   actions, whose schedules fall outside this bracket), re-run on the same seeds: a non-clairvoyant
    schedule;
 5. **best known schedule** per seed: the lowest of the four avg JCTs. All are non-preemptive
    schedules of the episode, so ``strong LP bound ≤ optimum ≤ best known`` (strong bound: the
@@ -271,10 +272,14 @@ def task_oracle(task_name: str, bounds: dict[str, Any], validation_jct_s: dict[s
 
 
 def best_agents(board: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per task, the board's network row (not network + search; transfer rows included) with the lowest avg JCT."""
+    """Per task, the board's network row (not network + search; transfer rows included) with the lowest avg JCT,
+    among the rows whose agent never preempts (this report brackets non-preemptive schedules)."""
+    from ddl_gym.agents.suite_eval import is_preemptive_row
+
     best: dict[str, dict[str, Any]] = {}
     for row in board:
-        if not str(row.get("kind", "")).startswith("network") or "search" in str(row.get("kind", "")):
+        if not str(row.get("kind", "")).startswith("network") or "search" in str(row.get("kind", "")) \
+                or is_preemptive_row(row):
             continue
         held = best.get(row["task"])
         if held is None or float(row["agent_avg_jct_s"]) < float(held["agent_avg_jct_s"]):
@@ -290,8 +295,9 @@ def oracle_markdown(data: dict[str, Any]) -> str:
         "Per task, its first test seeds: the best non-preemptive reference and the strong LP bound "
         "(from `docs/suite-bounds.json`); two clairvoyant searches, which see the true future arrivals and remaining "
         "work (bounds, not schedulers a cluster could run): a tree search (`MCTSPolicy(future=\"oracle\")`) and a "
-        "hill climb over per-job priorities of the finish rule's list scheduler; the board's best network re-run on "
-        "the same seeds; and the best known schedule per seed (the lowest of the four). All are non-preemptive, so "
+        "hill climb over per-job priorities of the finish rule's list scheduler; the board's best network that never "
+        "preempts, re-run on the same seeds; and the best known schedule per seed (the lowest of the four). All are "
+        "non-preemptive, so "
         "strong bound ≤ optimum ≤ best known.", "",
         "| task | tier | seeds | reference | its avg JCT (s) | finish rule | tree search (sims): avg JCT (s) "
         "| priority search (episodes): avg JCT (s) | board's best network: avg JCT (s) | best known (s) | from "

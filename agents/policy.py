@@ -90,8 +90,10 @@ def observation_kwargs(meta: dict[str, Any]) -> dict[str, Any]:
     kind = trained_observation(meta)
     if kind == "v1":  # DDLCluster-v1 (ddl_gym.envs.cluster_env_v1): the harness builds that env for env_version 1
         layout = meta["observation_layout"]
+        preemption = ({"preemption": True, "quantum_s": float(layout["quantum_s"]),
+                       "preempt_overhead_s": float(layout["preempt_overhead_s"])} if layout.get("preemption") else {})
         return {"env_version": 1, "max_window": int(layout["slots"]), "clairvoyant": bool(layout["clairvoyant"]),
-                "running_slots": int(layout["running_slots"])}
+                "running_slots": int(layout["running_slots"]), **preemption}
     if kind == "portable":
         return {"observation": kind, "max_window": int(meta["observation_layout"]["slots"])}
     return {"observation": kind}

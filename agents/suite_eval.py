@@ -150,19 +150,31 @@ def agent_digest(agent: str) -> str:
 
 def network_kind(task_name: str, agent_file: str) -> str:
     """``"network"``; ``"network, multi-task (a, b, ...)"`` for an agent trained on several tasks that include
-    this one; ``"network, transfer from <tasks>"`` when the agent never trained on this task."""
+    this one; ``"network, transfer from <tasks>"`` when the agent never trained on this task; each followed by
+    ``", preemptive"`` for an agent with the env's preempt actions (its schedules may preempt, so only the
+    general LP bound applies to them, never the non-preemptive one)."""
     meta_path = Path(agent_file).with_suffix(".json")
     try:
         meta = json.loads(meta_path.read_text())
     except (OSError, ValueError):
         raise ConfigError(f"agent {agent_file}: cannot read its metadata {meta_path}") from None
+    suffix = PREEMPTIVE_KIND if (meta.get("env_kwargs") or {}).get("preemption") else ""
     trained_on = [meta.get("task")] + [a.get("task") for a in meta.get("also", [])]
     if trained_on[0] is None:
-        return "network"
+        return "network" + suffix
     names = ", ".join(str(t) for t in trained_on)
     if task_name not in trained_on:
-        return f"network, transfer from {names}"
-    return "network" if len(trained_on) == 1 else f"network, multi-task ({names})"
+        return f"network, transfer from {names}" + suffix
+    return ("network" if len(trained_on) == 1 else f"network, multi-task ({names})") + suffix
+
+
+#: The ``kind`` suffix of a board row whose agent may preempt (:func:`network_kind`).
+PREEMPTIVE_KIND = ", preemptive"
+
+
+def is_preemptive_row(row: dict[str, Any]) -> bool:
+    """Whether a board row's schedules may preempt (its ``kind`` says so)."""
+    return PREEMPTIVE_KIND in str(row.get("kind", ""))
 
 
 class SearchScore(NamedTuple):

@@ -59,12 +59,25 @@ DEFAULT_PLACEMENTS = ("pack", "spread", "contention_aware")
 
 
 def make_env(task_scenario: str, clairvoyant: bool, pool: Sequence[int] | None, reference: str | None,
-             window: int, queue_order: str | None = None, placements: Sequence[str] | None = None) -> Any:
+             window: int, queue_order: str | None = None, placements: Sequence[str] | None = None,
+             preemption: bool = False) -> Any:
     from ddl_gym.relative_reward import make_v1_env
 
-    extra = {} if placements is None else {"placements": tuple(placements)}
+    extra: dict[str, Any] = {} if placements is None else {"placements": tuple(placements)}
+    if preemption:
+        extra["preemption"] = True
     return make_v1_env(task_scenario, clairvoyant=clairvoyant, arrival_pool=pool, reference=reference,
                        window=window, queue_order=queue_order, **extra)
+
+
+def _clone_driver(model: Any, norm: Any, env: Any) -> Any:
+    """The clone's deterministic masked action in ``env``'s current state (DAgger's driver)."""
+    def act(obs: np.ndarray, mask: np.ndarray) -> int:
+        pad = np.zeros(model.observation_space.shape[0] - env.observation_space.shape[0], dtype=np.float32)
+        x = norm.normalize_obs(np.concatenate([obs, pad])[None, :]).astype(np.float32)
+        action, _ = model.predict(x, action_masks=mask[None, :].astype(bool), deterministic=True)
+        return int(action[0])
+    return act
 
 
 def _thunk(*args: Any, critic_sees_future: bool = False):
@@ -81,9 +94,10 @@ def _thunk(*args: Any, critic_sees_future: bool = False):
 
 
 def validate(model: Any, norm: Any, scenario: str, clairvoyant: bool, seeds: Sequence[int], window: int,
-             queue_order: str | None = None, placements: Sequence[str] | None = None) -> float:
+             queue_order: str | None = None, placements: Sequence[str] | None = None,
+             preemption: bool = False) -> float:
     """Mean avg JCT (s) of the deterministic masked policy on ``seeds`` (plain −ΣJCT env, no reference)."""
-    env = make_env(scenario, clairvoyant, None, None, window, queue_order, placements)
+    env = make_env(scenario, clairvoyant, None, None, window, queue_order, placements, preemption)
     # A privileged critic's model reads more columns (the future, recipe step 8); its actor ignores them: zeros.
     pad = np.zeros(model.observation_space.shape[0] - env.observation_space.shape[0], dtype=np.float32)
     jcts = []
@@ -135,6 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "episode's future arrivals during training; the saved agent is an ordinary one")
     parser.add_argument("--bc-episodes", type=int, default=40)
     parser.add_argument("--bc-epochs", type=int, default=20)
+    parser.add_argument("--dagger-rounds", type=int, default=0,
+                        help="after cloning: rounds in which the clone drives and the expert labels (DAgger)")
+    parser.add_argument("--dagger-episodes", type=int, default=15, help="train episodes per DAgger round")
+    parser.add_argument("--preemption", action="store_true",
+                        help="the env's preempt actions (DDLCluster-v1 preemption=True; recorded in env_kwargs); an "
+                             "expert 'gittins:...' then clones the preemptive Gittins reference")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--ent-coef", type=float, default=0.003)
     parser.add_argument("--clip-range", type=float, default=0.1)
@@ -158,6 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.expert is None) == (args.init is None):
         parser.error("give --expert (clone it, then PPO) or --init (continue from an agent), not both or neither")
+    if args.dagger_rounds and args.init is not None:
+        parser.error("--dagger-rounds follows the cloning of --expert; not with --init")
+    if args.dagger_rounds and args.also:
+        parser.error("--dagger-rounds runs on the main task only; not with --also")
     if args.widen_from is not None and args.init is None:
         parser.error("--widen-from widens an --init agent's action space; give --init")
     if args.network != "attention" and (args.attention_width is not None or args.attention_layers is not None):
@@ -174,8 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--attention-layers must be >= 1, got {args.attention_layers}")
     if args.placements == DEFAULT_PLACEMENTS:
         args.placements = None  # the env's default: not recorded, as in every earlier agent
+    if args.dagger_rounds < 0:
+        parser.error("--dagger-rounds must be >= 0")
     for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs",
-                 "n_steps", "batch_size"):
+                 "n_steps", "batch_size", "dagger_episodes"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
 
@@ -212,10 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i in range(args.n_envs):
         t, reference = tasks[i % len(tasks)]
         fns.append(_thunk(t.training_scenario, t.clairvoyant, pool_of(t), reference, args.window, args.queue_order,
-                          args.placements, critic_sees_future=args.critic_sees_future))
+                          args.placements, args.preemption, critic_sees_future=args.critic_sees_future))
     venv = VecNormalize(DummyVecEnv(fns), norm_obs=True, norm_reward=False, clip_obs=10.0, gamma=1.0)
     venv.seed(args.seed)
-    layout_env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
+    layout_env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements,
+                          args.preemption)
     policy, policy_kwargs = _policy_spec(args, layout_env, extra=_future_columns(args))
     model = MaskablePPO(policy, venv, seed=args.seed, device="cpu", verbose=0, gamma=1.0,
                         gae_lambda=args.gae_lambda,
@@ -238,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parts = []
         for t, _ in tasks:
             demo_env = _thunk(t.training_scenario, t.clairvoyant, None, None, args.window, args.queue_order,
-                              args.placements, critic_sees_future=args.critic_sees_future)()
+                              args.placements, args.preemption, critic_sees_future=args.critic_sees_future)()
             parts.append(collect_demonstrations(demo_env, args.expert, bc_seeds_of(t), "window"))
         demos = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
         venv.obs_rms.update(demos["obs"])
@@ -249,6 +276,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         log["bc"] = {"samples": int(len(obs)), "accuracy_before": before, "accuracy_after": history[-1]["accuracy"]}
         print(f"BC {args.expert}: accuracy {before:.3f} -> {history[-1]['accuracy']:.3f} on {len(obs)} states",
               file=sys.stderr, flush=True)
+        # 2b. DAgger (Ross et al., 2011): the clone drives, the expert labels the states it visits, and the clone
+        # is fitted again on every label so far (its own mistakes' states included; statistics kept from 2).
+        for r in range(args.dagger_rounds):
+            start = task.train_seeds.start + args.pool + args.bc_episodes + r * args.dagger_episodes
+            demo_env = _thunk(task.training_scenario, task.clairvoyant, None, None, args.window, args.queue_order,
+                              args.placements, args.preemption, critic_sees_future=args.critic_sees_future)()
+            driver = _clone_driver(model, venv, demo_env)
+            new = collect_demonstrations(demo_env, args.expert, range(start, start + args.dagger_episodes), "window",
+                                         driver=driver)
+            demos = {key: np.concatenate([demos[key], new[key]]) for key in demos}
+            obs = venv.normalize_obs(demos["obs"]).astype(np.float32)
+            history = behaviour_cloning(model, obs, demos["actions"], demos["masks"], epochs=args.bc_epochs,
+                                        seed=args.seed + 1 + r)
+            log["bc"].setdefault("dagger", []).append({"round": r + 1, "samples": int(len(obs)),
+                                                       "accuracy": history[-1]["accuracy"]})
+            print(f"DAgger round {r + 1}: {len(new['obs'])} new labels, accuracy {history[-1]['accuracy']:.3f} on "
+                  f"{len(obs)} states", file=sys.stderr, flush=True)
 
     # 3. PPO with validation-based selection.
     selection = _Selection(tasks, args)
@@ -289,7 +333,7 @@ class _Selection:
     def score(self, model: Any, venv: Any, log: dict[str, Any], steps: int, best: float | None = None) -> float:
         a = self.args
         means = [validate(model, venv, t.scenario, t.clairvoyant, list(t.validation_seeds), a.window, a.queue_order,
-                          a.placements) for t, _ in self.tasks]
+                          a.placements, a.preemption) for t, _ in self.tasks]
         if len(self.tasks) == 1:
             score = means[0]
             log["validation"].append({"timesteps": steps, "env_steps": int(model.num_timesteps), "avg_jct_s": score})
@@ -494,13 +538,15 @@ def _env_kwargs(task: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The env settings an agent of this run records (and an --init agent must share)."""
     return {"window": args.window, "clairvoyant": task.clairvoyant,
             **({"queue_order": args.queue_order} if args.queue_order else {}),
-            **({"placements": list(args.placements)} if args.placements else {})}
+            **({"placements": list(args.placements)} if args.placements else {}),
+            **({"preemption": True} if args.preemption else {})}
 
 
 def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace, selection: _Selection,
           steps: int) -> None:
     """agent.zip + agent.json (the metadata ddl_gym.agents.load_policy reads) + observation statistics."""
-    env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements)
+    env = make_env(task.scenario, task.clairvoyant, None, None, args.window, args.queue_order, args.placements,
+                   args.preemption)
     base = env.unwrapped
     layout = {k: (list(v) if isinstance(v, tuple) else v) for k, v in base.observation_layout.items()}
     meta = {

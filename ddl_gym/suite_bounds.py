@@ -84,12 +84,16 @@ def task_bounds(task_name: str, cards: dict[str, Any], *, periods: int = DEFAULT
 
 
 def agent_rows(board: dict[str, Any] | list[dict[str, Any]], tasks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Network rows of the board against each task's non-preemptive reference, gap closed under both bounds."""
+    """Network rows of the board against each task's non-preemptive reference, gap closed under both bounds.
+
+    Rows of agents that may preempt (``kind`` ends in ``", preemptive"``) are left out: the non-preemptive
+    bound does not hold for their schedules."""
     rows = board["rows"] if isinstance(board, dict) else board
     out = []
     for row in rows:
         t = tasks.get(row["task"])
-        if t is None or not str(row.get("kind", "")).startswith("network") or row["reference"] != t["reference"]:
+        if t is None or not str(row.get("kind", "")).startswith("network") or row["reference"] != t["reference"] \
+                or ", preemptive" in str(row.get("kind", "")):
             continue
         ref, agent = t["reference_jct_s"], float(row["agent_avg_jct_s"])
         if not math.isclose(ref, float(row["reference_avg_jct_s"]), rel_tol=1e-9):

@@ -360,7 +360,8 @@ class Simulator:
             return banked + self._held[job].size * (self.now - self._segment_start.get(job, self.start_time[job]))
         if state == DONE:
             since = self._segment_start.get(job, self.start_time[job])
-            return banked + self.placement[job].size * (self.finish_time[job] - since)
+            last = self.placement[job]
+            return banked + (last.size if last is not None else self._gpus[job]) * (self.finish_time[job] - since)
         return banked
 
     def nominal_iteration_time(self, job: int) -> float:

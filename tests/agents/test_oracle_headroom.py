@@ -185,3 +185,12 @@ def test_easy_takes_a_priority_key_of_the_right_length():
     with pytest.raises(ConfigError, match="one value per job"):
         EasyBackfillPolicy("srsf", "pack").reset(Simulator(cluster, workload, scenario.model),
                                                 np.random.default_rng(0), key=key[:-1])
+
+
+def test_the_bracketed_network_never_preempts():
+    """A preemptive agent's schedule lies outside the non-preemptive bracket: it is never the network re-run."""
+    rows = [{"task": "t", "kind": "network", "agent": "a", "agent_avg_jct_s": 10.0},
+            {"task": "t", "kind": "network, preemptive", "agent": "p", "agent_avg_jct_s": 5.0},
+            {"task": "t", "kind": "network + search", "agent": "s", "agent_avg_jct_s": 1.0}]
+    assert oh.best_agents(rows)["t"]["agent"] == "a"
+    assert oh.best_agents(rows[1:]) == {}

@@ -105,7 +105,8 @@ def test_preset_errors_are_named(tmp_path):
     ("agent-v1-pollux8x8-r3", "small"), ("agent-v1-default10g-r2", "small"),
     ("agent-v1-mix5", "small"), ("agent-v1-mix7", "small"), ("agent-v1-heliosib200-r2", "small"),
     ("agent-v1-lightload", "small"), ("agent-v1-lightload-r2", "small"),
-    ("agent-v1-pollux8x8-attn", "small"), ("agent-v1-papermix40g-r3", "small")])
+    ("agent-v1-pollux8x8-attn", "small"), ("agent-v1-papermix40g-r3", "small"),
+    ("agent-v1-polluxnc25g-preempt", "small")])
 def test_shipped_v1_agents_load_and_act_legally(name, scenario):
     from ddl_gym.scenarios import get_scenario
     from ddl_gym.sim.lower_bound import scenario_lower_bound
@@ -294,3 +295,32 @@ def test_placements_option_and_widening_an_agent_keep_its_sampling_policy(tmp_pa
         with pytest.raises(SystemExit):
             train_v1(["--task", "small", "--reference", "srsf+pack", *argv, "--out", str(tmp_path / "x")])
         assert says in capsys.readouterr().err
+
+
+def test_preemptive_run_clones_gittins_with_dagger_and_records_the_env(tmp_path):
+    """--preemption: the env's preempt actions; --expert gittins clones the preemptive reference through them
+    and --dagger-rounds lets the clone drive while the expert labels (more states than the cloning alone)."""
+    out = tmp_path / "agent"
+    assert train_v1(["--task", "small", "--preemption", "--expert", "gittins", "--reference", "srsf+pack",
+                     "--timesteps", "256", "--validate-every", "256", "--pool", "2", "--n-envs", "1",
+                     "--bc-episodes", "1", "--bc-epochs", "1", "--dagger-rounds", "1", "--dagger-episodes", "1",
+                     "--out", str(out)]) == 0
+    meta = json.loads((out / "agent.json").read_text())
+    assert meta["env_kwargs"]["preemption"] is True and meta["observation_layout"]["preemption"] is True
+    assert meta["action_n"] == 1 + 8 * 3 + 8
+    from ddl_gym.agents.suite_eval import is_preemptive_row, network_kind
+
+    kind = network_kind("small", str(out / "agent.zip"))
+    assert kind == "network, preemptive" and is_preemptive_row({"kind": kind + " (vs `x`, not the best reference)"})
+    assert not is_preemptive_row({"kind": network_kind("small", "leaderboard/agents/agent-v1-lightload.zip")})
+    bc = json.loads((out / "log.json").read_text())["bc"]
+    assert len(bc["dagger"]) == 1 and bc["dagger"][0]["samples"] > bc["samples"]
+    results = evaluate([f"maskable-ppo:{out / 'agent.zip'}"], "small", [1_000_000], None, workers=1, progress=False,
+                       plots=False, echo=False)
+    assert results.summary.iloc[0]["jobs"] == 40 and results.summary.iloc[0]["invalid_actions"] == 0
+    with pytest.raises(ConfigError, match="preemption=True"):
+        train_v1(["--task", "small", "--expert", "gittins", "--reference", "srsf+pack", "--pool", "2", "--n-envs", "1",
+                  "--bc-episodes", "1", "--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit):
+        train_v1(["--task", "small", "--init", str(out / "agent.zip"), "--dagger-rounds", "1",
+                  "--reference", "srsf+pack", "--out", str(tmp_path / "y")])

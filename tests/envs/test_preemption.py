@@ -216,3 +216,24 @@ def test_decode_action_names_the_preempted_job() -> None:
     assert env.decode_action(1).kind == "start"
     with pytest.raises(ConfigError, match="outside"):
         env.decode_action(env.action_space.n)
+
+
+def test_preemptive_env_schedules_never_beat_the_lp_bound() -> None:
+    """Random walks that preempt (short ticks, restart overhead) on 30 small random worlds stay at or above the
+    general LP bound, which holds for preemptive schedules too."""
+    from ddl_gym.scenarios import Scenario
+    from ddl_gym.sim.lower_bound import lp_lower_bound
+    from tests.sim.test_lower_bound import random_instance
+
+    preempted = 0
+    for seed in range(30):
+        cluster, workload, model = random_instance(2000 + seed)
+        scenario = Scenario(name=f"lb-{seed}", cluster=cluster, workload=lambda rng, c, w=workload: w, model=model)
+        env = DDLClusterEnvV1(scenario, clairvoyant=False, preemption=True, quantum_s=5.0, preempt_overhead_s=2.0,
+                              window=4, running_slots=4)
+        trace = _walk(env, seed=seed, steps=20_000, p_preempt=0.5)
+        assert trace[-1][2]  # terminated
+        preempted += sum(env.sim.preemptions.values())
+        value = float(np.mean(env.sim.result().finish - workload.arrival))
+        assert value >= lp_lower_bound(workload, cluster, model, periods=48), seed
+    assert preempted > 30

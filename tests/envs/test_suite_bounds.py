@@ -98,3 +98,12 @@ def test_a_missing_or_broken_board_is_an_error_before_any_bound_is_solved(tmp_pa
     assert main(["--task", "small"]) == 2
     err = capsys.readouterr().err
     assert "not valid JSON" in err and "{not json" not in err  # named, never echoed
+
+
+def test_rows_of_agents_that_preempt_are_left_out():
+    """The non-preemptive bound does not hold for a preemptive agent's schedules: no gap under it is printed."""
+    t = dict(DATA["tasks"][0])
+    row = {"task": t["task"], "agent": "x", "kind": "network", "reference": t["reference"],
+           "reference_avg_jct_s": t["reference_jct_s"], "agent_avg_jct_s": 1.0}
+    assert len(agent_rows([row], {t["task"]: t})) == 1
+    assert agent_rows([dict(row, kind="network, preemptive")], {t["task"]: t}) == []
