@@ -59,30 +59,19 @@ class EnvGittinsExpert:
             raise ConfigError("EnvGittinsExpert acts in a DDLCluster-v1 env with preemption=True")
         self.policy.reset(base.sim, np.random.default_rng(0))
         self._seen = 0
-        self._placement = _placement_index(base, self.spec)
+        self._placement = _placement_index(base, self.policy.placement)
 
     def act(self, env: Any) -> int:
         """The expert's action in the env's current state (the env is read, never changed)."""
-        from ddl_gym.baselines.classic.attained import gittins_index
-
         base = env.unwrapped
         sim = base.sim
         policy = self.policy
         for job in sim.finished_since(self._seen):  # the history grows with the jobs finished so far
-            policy._dist.add(policy._keys[job], sim.attained_gpu_seconds(job))
+            policy.learn(job, sim.attained_gpu_seconds(job))
             self._seen += 1
-        keyed = []
-        for job in list(sim.queue) + list(sim.running):
-            index, _ = gittins_index(policy._dist.sample_for(policy._keys[job]), sim.attained_gpu_seconds(job))
-            keyed.append((-index, policy._entered[job], job))
-        keyed.sort()
-        order = [job for *_, job in keyed]
-        gpus = policy._gpus
-        free, keep = sim.cluster.num_gpus, set()
-        for job in order:  # fit-first over the whole cluster, as the native reference
-            if gpus[job] <= free:
-                keep.add(job)
-                free -= gpus[job]
+        order, _ = policy.rank(sim, list(sim.queue) + list(sim.running), attained=sim.attained_gpu_seconds)
+        keep = policy.kept(sim, order)
+        gpus = sim.workload.gpus
         mask = base.action_masks()
         if any(job in keep for job in sim.queue):
             slots = base.running_slot_jobs()
@@ -101,20 +90,14 @@ class EnvGittinsExpert:
         return 0 if mask[0] else int(np.flatnonzero(mask)[0])
 
 
-def _placement_index(base: Any, spec: str) -> int:
+def _placement_index(base: Any, placement: str) -> int:
     from ddl_gym.placement import canonical_placement_name
 
-    placement = "pack"
-    _, _, options = spec.partition(":")
-    for item in filter(None, (part.strip() for part in options.split(","))):
-        key, _, value = item.partition("=")
-        if key.strip() == "placement":
-            placement = value.strip()
     names = [canonical_placement_name(p) for p in base.placement_names]
     rule = canonical_placement_name(placement)
     if rule not in names:
-        raise ConfigError(f"EnvGittinsExpert: the spec's placement {placement!r} is not among the env's placements "
-                          f"{tuple(base.placement_names)}")
+        raise ConfigError(f"EnvGittinsExpert: the reference's placement {placement!r} is not among the env's "
+                          f"placements {tuple(base.placement_names)}")
     return names.index(rule)
 
 

@@ -66,7 +66,7 @@ from ddl_gym.baselines.classic.backfill import EasyBackfillPolicy
 from ddl_gym.baselines.classic.policy import ClassicPolicy
 from ddl_gym.cliargs import add_executor_arguments
 from ddl_gym.report_paths import DOCS, ResumeFile, emit_report, signed_pct
-from ddl_gym.suite_bounds import BOARD_JSON
+from ddl_gym.suite_bounds import BOARD_JSON, is_preemptive_row
 from ddl_gym.suite_bounds import DEFAULT_DOC as BOUNDS_DOC
 from ddl_gym.sim.model import ConfigError
 
@@ -274,8 +274,6 @@ def task_oracle(task_name: str, bounds: dict[str, Any], validation_jct_s: dict[s
 def best_agents(board: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per task, the board's network row (not network + search; transfer rows included) with the lowest avg JCT,
     among the rows whose agent never preempts (this report brackets non-preemptive schedules)."""
-    from ddl_gym.agents.suite_eval import is_preemptive_row
-
     best: dict[str, dict[str, Any]] = {}
     for row in board:
         if not str(row.get("kind", "")).startswith("network") or "search" in str(row.get("kind", "")) \

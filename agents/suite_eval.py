@@ -44,6 +44,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from ddl_gym.sim.model import ConfigError
+from ddl_gym.suite_bounds import PREEMPTIVE_KIND
 
 GOAL_IMPROVEMENT_PCT = 10.0  # issue 31: >= 10% lower avg JCT than the best reference
 GOAL_BETTER_SHARE = 0.8  # ... better on >= 80% of the test seeds
@@ -166,15 +167,6 @@ def network_kind(task_name: str, agent_file: str) -> str:
     if task_name not in trained_on:
         return f"network, transfer from {names}" + suffix
     return ("network" if len(trained_on) == 1 else f"network, multi-task ({names})") + suffix
-
-
-#: The ``kind`` suffix of a board row whose agent may preempt (:func:`network_kind`).
-PREEMPTIVE_KIND = ", preemptive"
-
-
-def is_preemptive_row(row: dict[str, Any]) -> bool:
-    """Whether a board row's schedules may preempt (its ``kind`` says so)."""
-    return PREEMPTIVE_KIND in str(row.get("kind", ""))
 
 
 class SearchScore(NamedTuple):

@@ -71,9 +71,11 @@ def make_env(task_scenario: str, clairvoyant: bool, pool: Sequence[int] | None, 
 
 
 def _clone_driver(model: Any, norm: Any, env: Any) -> Any:
-    """The clone's deterministic masked action in ``env``'s current state (DAgger's driver)."""
+    """The model's deterministic masked action for an observation of ``env`` (validation; DAgger's driver)."""
+    # A privileged critic's model reads more columns (the future, recipe step 8); its actor ignores them: zeros.
+    pad = np.zeros(model.observation_space.shape[0] - env.observation_space.shape[0], dtype=np.float32)
+
     def act(obs: np.ndarray, mask: np.ndarray) -> int:
-        pad = np.zeros(model.observation_space.shape[0] - env.observation_space.shape[0], dtype=np.float32)
         x = norm.normalize_obs(np.concatenate([obs, pad])[None, :]).astype(np.float32)
         action, _ = model.predict(x, action_masks=mask[None, :].astype(bool), deterministic=True)
         return int(action[0])
@@ -98,15 +100,12 @@ def validate(model: Any, norm: Any, scenario: str, clairvoyant: bool, seeds: Seq
              preemption: bool = False) -> float:
     """Mean avg JCT (s) of the deterministic masked policy on ``seeds`` (plain −ΣJCT env, no reference)."""
     env = make_env(scenario, clairvoyant, None, None, window, queue_order, placements, preemption)
-    # A privileged critic's model reads more columns (the future, recipe step 8); its actor ignores them: zeros.
-    pad = np.zeros(model.observation_space.shape[0] - env.observation_space.shape[0], dtype=np.float32)
+    act = _clone_driver(model, norm, env)
     jcts = []
     for seed in seeds:
         obs, info = env.reset(seed=int(seed))
         while True:
-            x = norm.normalize_obs(np.concatenate([obs, pad])[None, :]).astype(np.float32)
-            action, _ = model.predict(x, action_masks=info["action_mask"][None, :].astype(bool), deterministic=True)
-            obs, _, terminated, truncated, info = env.step(int(action[0]))
+            obs, _, terminated, truncated, info = env.step(act(obs, info["action_mask"]))
             if terminated or truncated:
                 jcts.append(info["metrics"]["avg_jct_s"])
                 break

@@ -83,6 +83,15 @@ def task_bounds(task_name: str, cards: dict[str, Any], *, periods: int = DEFAULT
     }
 
 
+#: The ``kind`` suffix of a board row whose agent may preempt (``agents/suite_eval.network_kind`` writes it).
+PREEMPTIVE_KIND = ", preemptive"
+
+
+def is_preemptive_row(row: dict[str, Any]) -> bool:
+    """Whether a board row's schedules may preempt (its ``kind`` says so): only the general LP bound holds."""
+    return PREEMPTIVE_KIND in str(row.get("kind", ""))
+
+
 def agent_rows(board: dict[str, Any] | list[dict[str, Any]], tasks: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Network rows of the board against each task's non-preemptive reference, gap closed under both bounds.
 
@@ -93,7 +102,7 @@ def agent_rows(board: dict[str, Any] | list[dict[str, Any]], tasks: dict[str, di
     for row in rows:
         t = tasks.get(row["task"])
         if t is None or not str(row.get("kind", "")).startswith("network") or row["reference"] != t["reference"] \
-                or ", preemptive" in str(row.get("kind", "")):
+                or is_preemptive_row(row):
             continue
         ref, agent = t["reference_jct_s"], float(row["agent_avg_jct_s"])
         if not math.isclose(ref, float(row["reference_avg_jct_s"]), rel_tol=1e-9):

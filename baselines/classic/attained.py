@@ -170,6 +170,7 @@ class AttainedServicePolicy:
         self.preempt = bool(preempt)
         self.capabilities = frozenset({"preempt"}) if self.preempt else frozenset()
         self.rule = get_placement_rule(placement)
+        self.placement = placement
         self.limits = _parse_limits(limits)
         self.overhead = float(overhead)
         self.prior = str(prior or "")
@@ -227,20 +228,23 @@ class AttainedServicePolicy:
             since = self._since[job]
             service = self._banked[job] + self._gpus[job] * (float(sim.finish_time[job]) - since)
             self._banked[job], self._since[job] = service, math.nan
-            if self.kind == "gittins":
-                self._dist.add(self._keys[job], service)
+            self.learn(job, service)
 
     # ------------------------------------------------------------------ ranking
     def _las_queue(self, attained: float) -> int:
         return int(np.searchsorted(self.limits, attained, side="right"))
 
-    def _rank(self, sim: Simulator, jobs: list[int]) -> tuple[list[int], float]:
-        """Jobs in service order and the time of the next re-ranking (demotion / Δ* reached)."""
+    def rank(self, sim: Simulator, jobs: list[int], attained: Any = None) -> tuple[list[int], float]:
+        """Jobs in service order and the time of the next re-ranking (demotion / Δ* reached).
+
+        ``attained(job)``: a job's 2D attained service; default the policy's own ledger (an env-level
+        caller passes :meth:`Simulator.attained_gpu_seconds`, which keeps the same account).
+        """
         wake = math.inf
         keyed = []
         use_gittins = self.kind == "gittins" and len(self._dist) >= (0 if self.prior else self.min_history)
         for job in jobs:
-            a = self._attained(sim, job)
+            a = self._attained(sim, job) if attained is None else attained(job)
             if use_gittins:
                 index, delta = gittins_index(self._dist.sample_for(self._keys[job]), a)
                 keyed.append((-index, self._entered[job], job))
@@ -256,17 +260,27 @@ class AttainedServicePolicy:
         keyed.sort()
         return [job for *_, job in keyed], wake
 
+    def kept(self, sim: Simulator, order: list[int]) -> set[int]:
+        """The jobs a preemptive policy keeps: fit-first by GPU count over the whole cluster, in ``order``."""
+        free, keep = sim.cluster.num_gpus, set()
+        for job in order:
+            if self._gpus[job] <= free:
+                keep.add(job)
+                free -= self._gpus[job]
+        return keep
+
+    def learn(self, job: int, service: float) -> None:
+        """Add a finished job's 2D service to the Gittins size distribution (its feature class)."""
+        if self.kind == "gittins":
+            self._dist.add(self._keys[job], service)
+
     def schedule(self, sim: Simulator) -> None:
         self._learn_finished(sim)
         queued = list(sim.queue)
         running = list(sim.running) if self.preempt else []
-        order, wake = self._rank(sim, queued + running)
+        order, wake = self.rank(sim, queued + running)
         if self.preempt:
-            free, keep = sim.cluster.num_gpus, set()
-            for job in order:  # fit-first by GPU count over the whole cluster
-                if self._gpus[job] <= free:
-                    keep.add(job)
-                    free -= self._gpus[job]
+            keep = self.kept(sim, order)
             for job in running:
                 if job not in keep and any(sim.state[q] == QUEUED and q in keep for q in queued):
                     a = self._attained(sim, job)

@@ -38,7 +38,8 @@ v1 keeps v0's simulator, actions, masks and episode end, and changes what learni
     job waits and some running job is preemptable, because attained service changes between events
     (a Gittins index re-ranks at its own times, which the env cannot know; the tick is the stated
     substitute: the Gittins reference acting through these actions, ``ddl_gym.agents.attained_expert``,
-    matches the native one, tested).
+    matches the native one, tested). The mask offers the first ``R`` running slots only, so with more
+    running jobs such a decision may leave just "advance".
   - **Observation**: the running slots' ``attained`` is the job's attained service (seconds run over
     all its holdings) instead of the time since its first start, and a block of ``K`` values follows:
     ``queue_attained``, log1p(attained service of the job in queue slot ``w``, s) / log1p(1e6 s), 0 for
@@ -261,13 +262,15 @@ class DDLClusterEnvV1(DDLClusterEnv):
         jobs = self.running_slot_jobs() if self.sim is not None else []
         return DecodedAction("preempt", slot, None, int(jobs[slot]) if slot < len(jobs) else None)
 
-    def _preemptable_slots(self) -> list[int]:
+    def _preemptable_slots(self, jobs: list[int] | None = None) -> list[int]:
+        """Running slots whose job may be preempted now (``jobs``: :meth:`running_slot_jobs`, if at hand)."""
         sim = self.sim
         assert sim is not None
         if not sim.num_queued:
             return []
         now = sim.now
-        return [r for r, job in enumerate(self.running_slot_jobs()) if sim.running_since(job) < now]
+        jobs = self.running_slot_jobs() if jobs is None else jobs
+        return [r for r, job in enumerate(jobs) if sim.running_since(job) < now]
 
     def _apply(self, action: int) -> bool:
         if not self.preemption:
@@ -286,9 +289,10 @@ class DDLClusterEnvV1(DDLClusterEnv):
         if not first <= action < self._n_actions:
             return super()._apply(action)
         slot = action - first
-        if slot not in self._preemptable_slots():
+        jobs = self.running_slot_jobs()
+        if slot not in self._preemptable_slots(jobs):
             return super()._apply(self._n_actions)  # out of range: the invalid-action path (substitute or no-op)
-        job = self.running_slot_jobs()[slot]
+        job = jobs[slot]
         self._executed = action
         sim.preempt(job, overhead_s=self.preempt_overhead_s)
         core.requeued(job)

@@ -308,7 +308,8 @@ def test_preemptive_run_clones_gittins_with_dagger_and_records_the_env(tmp_path)
     meta = json.loads((out / "agent.json").read_text())
     assert meta["env_kwargs"]["preemption"] is True and meta["observation_layout"]["preemption"] is True
     assert meta["action_n"] == 1 + 8 * 3 + 8
-    from ddl_gym.agents.suite_eval import is_preemptive_row, network_kind
+    from ddl_gym.agents.suite_eval import network_kind
+    from ddl_gym.suite_bounds import is_preemptive_row
 
     kind = network_kind("small", str(out / "agent.zip"))
     assert kind == "network, preemptive" and is_preemptive_row({"kind": kind + " (vs `x`, not the best reference)"})

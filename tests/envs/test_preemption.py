@@ -9,7 +9,7 @@ import pytest
 
 from ddl_gym.envs import cluster_env
 from ddl_gym.envs import core as env_core
-from ddl_gym.envs.cluster_env_v1 import RUNNING_GLOBAL_FEATURES, RUNNING_SLOT_FEATURES, DDLClusterEnvV1
+from ddl_gym.envs.cluster_env_v1 import RUNNING_SLOT_FEATURES, DDLClusterEnvV1
 from ddl_gym.sim.model import ConfigError
 
 NC = dict(clairvoyant=False, queue_order="gpu-step")
@@ -92,11 +92,13 @@ def test_preempt_requeues_the_job_with_its_progress_and_service() -> None:
     assert job in list(sim.queue) and job not in sim.running and sim.preemptions[job] == 1
     assert sim.now == now  # a preemption is a decision, not an event
     assert sim.remaining_iterations(job) == left and sim.attained_gpu_seconds(job) == service
-    # The window shows its attained service once it is in view.
-    if job in env.window_jobs:
-        w = env.window_jobs.index(job)
-        assert env.queue_attained_block()[w] == pytest.approx(
-            min(1.0, math.log1p(service / sim.workload.gpus[job]) / math.log1p(1e6)))
+    # The window shows every queued job's attained service (0 for one that never ran), the preempted one's too.
+    window, block = env.window_jobs, env.queue_attained_block()
+    assert window and block.shape == (env.max_window,) and not block[len(window):].any()
+    for w, queued in enumerate(window):
+        assert block[w] == pytest.approx(
+            min(1.0, math.log1p(sim.attained_gpu_seconds(queued) / sim.workload.gpus[queued]) / math.log1p(1e6)))
+    assert sim.attained_gpu_seconds(job) > 0 and (job not in window or block[window.index(job)] > 0)
 
 
 def test_a_job_started_now_cannot_be_preempted_so_no_decision_loops() -> None:
@@ -180,20 +182,21 @@ def test_same_seed_same_episode_and_forks_replay() -> None:
 def test_observation_stays_in_the_box_and_running_attained_is_service() -> None:
     env = _env()
     info = _until_preemptable(env, seed=9)
-    env.step(int(_preempt_actions(env, info["action_mask"])[0]))
+    obs, _, _, _, info = env.step(int(_preempt_actions(env, info["action_mask"])[0]))
+    checked = 0
     for _ in range(200):
-        obs, _, terminated, _, info = env.step(0 if info["action_mask"][0] else int(np.flatnonzero(info["action_mask"])[0]))
         assert env.observation_space.contains(obs)
+        sim = env.sim
+        start = len(obs) - env.max_window - len(RUNNING_SLOT_FEATURES) * env.running_slots
+        for r, job in enumerate(env.running_slot_jobs()):  # each running slot's attained = attained service
+            got = obs[start + r * len(RUNNING_SLOT_FEATURES) + RUNNING_SLOT_FEATURES.index("attained")]
+            want = min(1.0, math.log1p(sim.attained_gpu_seconds(job) / sim.workload.gpus[job]) / math.log1p(1e6))
+            assert got == pytest.approx(want, rel=1e-6)
+            checked += 1
+        obs, _, terminated, _, info = env.step(0 if info["action_mask"][0] else int(np.flatnonzero(info["action_mask"])[0]))
         if terminated:
             break
-    sim = env.sim
-    if sim.running:
-        start = len(obs) - env.max_window - len(RUNNING_SLOT_FEATURES) * env.running_slots
-        job = env.running_slot_jobs()[0]
-        attained = obs[start + RUNNING_SLOT_FEATURES.index("attained")]
-        expected = min(1.0, math.log1p(sim.attained_gpu_seconds(job) / sim.workload.gpus[job]) / math.log1p(1e6))
-        assert attained == pytest.approx(expected, rel=1e-6)
-        assert start - len(RUNNING_GLOBAL_FEATURES) > 0
+    assert checked > 20
 
 
 @pytest.mark.skipif(env_core.BUILD != "native", reason="the compiled env core is not built: only one build to compare")
