@@ -154,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--preemption", action="store_true",
                         help="the env's preempt actions (DDLCluster-v1 preemption=True; recorded in env_kwargs); an "
                              "expert 'gittins:...' then clones the preemptive Gittins reference")
+    parser.add_argument("--critic-warmup", type=int, default=0, metavar="STEPS",
+                        help="env steps of PPO that train the critic alone (actor and observation statistics "
+                             "frozen) before the PPO proper: cloning fits the actor only, and an untrained critic's "
+                             "advantages would otherwise steer the first updates")
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--ent-coef", type=float, default=0.003)
     parser.add_argument("--clip-range", type=float, default=0.1)
@@ -199,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.placements = None  # the env's default: not recorded, as in every earlier agent
     if args.dagger_rounds < 0:
         parser.error("--dagger-rounds must be >= 0")
+    if args.critic_warmup < 0:
+        parser.error("--critic-warmup must be >= 0")
     for name in ("timesteps", "pool", "n_envs", "window", "bc_episodes", "bc_epochs", "validate_every", "n_epochs",
                  "n_steps", "batch_size", "dagger_episodes"):
         if getattr(args, name) < 1:
@@ -293,10 +299,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"DAgger round {r + 1}: {len(new['obs'])} new labels, accuracy {history[-1]['accuracy']:.3f} on "
                   f"{len(obs)} states", file=sys.stderr, flush=True)
 
-    # 3. PPO with validation-based selection.
+    # 3. PPO with validation-based selection; the critic first learns the cloned actor's values.
     selection = _Selection(tasks, args)
     best = selection.score(model, venv, log, 0)
     _save(model, venv, out, task, args, selection, 0)
+    if args.critic_warmup:
+        warm_critic(model, venv, args.critic_warmup)
+        log["critic_warmup"] = {"env_steps": int(model.num_timesteps)}
+        print(f"critic warm-up: {model.num_timesteps} env steps, actor unchanged", file=sys.stderr, flush=True)
     done = 0
     while done < args.timesteps:
         chunk = min(args.validate_every, args.timesteps - done)
@@ -311,6 +321,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         log["cpu_s"] = time.process_time() - cpu0
         (out / "log.json").write_text(json.dumps(log, indent=2))
     return 0
+
+
+def critic_parameters(policy: Any) -> list[str]:
+    """Names of the parameters only the critic reads (its head and its MLP branch, in every network here)."""
+    return [name for name, _ in policy.named_parameters()
+            if name.startswith(("value_net.", "mlp_extractor.value_net.", "vf_features_extractor."))]
+
+
+def warm_critic(model: Any, venv: Any, steps: int) -> None:
+    """Run ``steps`` env steps of PPO with every parameter but the critic's frozen and the observation
+    statistics fixed, so the actor (the clone) acts and is left exactly as it was."""
+    critic = set(critic_parameters(model.policy))
+    if not critic:
+        raise ConfigError("--critic-warmup: this network has no critic-only parameters to warm up")
+    frozen = [p for name, p in model.policy.named_parameters() if name not in critic and p.requires_grad]
+    for p in frozen:
+        p.requires_grad_(False)
+    training = venv.training
+    venv.training = False
+    try:
+        model.learn(total_timesteps=steps, reset_num_timesteps=False)
+    finally:
+        for p in frozen:
+            p.requires_grad_(True)
+        venv.training = training
 
 
 class _Selection:
@@ -562,6 +597,7 @@ def _save(model: Any, venv: Any, out: Path, task: Any, args: argparse.Namespace,
                    "n_epochs": args.n_epochs, "n_steps": args.n_steps, "batch_size": args.batch_size, "seed": args.seed, **({"init": str(args.init)} if args.init else {}),
                    **({"widen_from": args.widen_from} if args.widen_from else {}),
                    **({"critic_sees_future": True} if args.critic_sees_future else {}),
+                   **({"critic_warmup": args.critic_warmup} if args.critic_warmup else {}),
                    **({"network": args.network} if args.network != "mlp" else {}),
                    **(_attention_recipe(args) if args.network == "attention" else {})},
         "vecnormalize": "agent.vecnormalize.pkl",

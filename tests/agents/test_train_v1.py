@@ -325,3 +325,40 @@ def test_preemptive_run_clones_gittins_with_dagger_and_records_the_env(tmp_path)
     with pytest.raises(SystemExit):
         train_v1(["--task", "small", "--init", str(out / "agent.zip"), "--dagger-rounds", "1",
                   "--reference", "srsf+pack", "--out", str(tmp_path / "y")])
+
+
+def test_critic_warmup_trains_the_critic_alone_and_leaves_the_actor_and_statistics_as_they_were(tmp_path):
+    """warm_critic: PPO steps whose updates reach only the critic's parameters; the observation statistics are
+    fixed meanwhile and every parameter is trainable again afterwards; the CLI records the warm-up."""
+    import numpy as np
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from ddl_gym.agents.train_v1 import _thunk, critic_parameters, warm_critic
+
+    venv = VecNormalize(DummyVecEnv([_thunk("small", False, [0, 1], "srsf+pack", 8)]), norm_obs=True,
+                        norm_reward=False, gamma=1.0)
+    model = MaskablePPO("MlpPolicy", venv, seed=0, device="cpu", n_steps=64, batch_size=32, n_epochs=2, gamma=1.0,
+                        learning_rate=1e-3, policy_kwargs={"net_arch": {"pi": [16], "vf": [16]}})
+    before = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    mean = venv.obs_rms.mean.copy()
+    critic = set(critic_parameters(model.policy))
+    assert critic and {"value_net.weight", "mlp_extractor.value_net.0.weight"} <= critic
+    warm_critic(model, venv, 128)
+    after = model.policy.state_dict()
+    assert model.num_timesteps >= 128
+    assert all(torch.equal(before[k], after[k]) for k in before if k not in critic)  # the actor: bit for bit
+    assert any(not torch.equal(before[k], after[k]) for k in critic)
+    assert np.array_equal(venv.obs_rms.mean, mean) and venv.training
+    assert all(p.requires_grad for p in model.policy.parameters())
+
+    out = tmp_path / "warm"
+    assert train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", "--critic-warmup", "64",
+                     "--timesteps", "64", "--validate-every", "64", "--pool", "2", "--n-envs", "1", "--n-steps", "64",
+                     "--batch-size", "32", "--bc-episodes", "1", "--bc-epochs", "1", "--out", str(out)]) == 0
+    assert json.loads((out / "log.json").read_text())["critic_warmup"]["env_steps"] >= 64
+    assert json.loads((out / "agent.json").read_text())["recipe"]["critic_warmup"] == 64
+    with pytest.raises(SystemExit):
+        train_v1(["--task", "small", "--expert", "srsf+pack", "--reference", "srsf+pack", "--critic-warmup", "-1",
+                  "--out", str(tmp_path / "bad")])

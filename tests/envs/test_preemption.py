@@ -240,3 +240,50 @@ def test_preemptive_env_schedules_never_beat_the_lp_bound() -> None:
         value = float(np.mean(env.sim.result().finish - workload.arrival))
         assert value >= lp_lower_bound(workload, cluster, model, periods=48), seed
     assert preempted > 30
+
+
+def test_fork_with_its_own_future_replays_a_preemptive_episode_and_sampled_futures_keep_service() -> None:
+    """The search's forks (``fork_with_future``) carry the preemptive state: with the episode's own future the
+    twin replays the parent step for step; with a sampled future the arrived jobs keep their attained service
+    and a walk with preemptions still finishes with invariants checked."""
+    from ddl_gym.futures import FutureSampler
+
+    env = _env(debug=True)
+    info = _until_preemptable(env, seed=11)
+    env.step(int(_preempt_actions(env, info["action_mask"])[0]))
+    twin = env.fork_with_future(env.sim.workload)
+    assert np.array_equal(twin.current_observation(), env.current_observation())
+    rng = np.random.default_rng(3)
+    for _ in range(20_000):
+        mask = env.action_masks()
+        assert np.array_equal(mask, twin.action_masks())
+        preempts = _preempt_actions(env, mask)
+        act = int(rng.choice(preempts)) if len(preempts) and rng.random() < 0.3 else int(np.flatnonzero(mask)[0])
+        o1, r1, t1, _, _ = env.step(act)
+        o2, r2, t2, _, _ = twin.step(act)
+        assert np.array_equal(o1, o2) and r1 == r2 and t1 == t2
+        if t1:
+            break
+    assert t1 and env.sim.jobs_area == twin.sim.jobs_area
+
+    env = _env(debug=True)
+    info = _until_preemptable(env, seed=12)
+    env.step(int(_preempt_actions(env, info["action_mask"])[0]))
+    sim = env.sim
+    arrived = range(sim.num_arrived)
+    service = [sim.attained_gpu_seconds(j) for j in arrived]
+    assert sim.preemptions
+    sampled = env.fork_with_future(FutureSampler("pollux-nc-25g", clairvoyant=False).sample(sim, rng))
+    assert [sampled.sim.attained_gpu_seconds(j) for j in arrived] == service
+    assert sampled.sim.preemptions == sim.preemptions
+    assert _walk_from(sampled, rng)
+
+
+def _walk_from(env: DDLClusterEnvV1, rng: np.random.Generator) -> bool:
+    for _ in range(20_000):
+        mask = env.action_masks()
+        preempts = _preempt_actions(env, mask)
+        act = int(rng.choice(preempts)) if len(preempts) and rng.random() < 0.2 else int(np.flatnonzero(mask)[0])
+        if env.step(act)[2]:
+            return True
+    return False
