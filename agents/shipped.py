@@ -115,8 +115,7 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-polluxnc25g-preempt", "leaderboard/agents/agent-v1-polluxnc25g-preempt.zip",
                  "MaskablePPO network on the non-clairvoyant DDLCluster-PolluxNC25G-v1 with preempt actions "
                  "(preemption=True, gpu-step window): BC of the preemptive 2D-Gittins reference through the env's "
-                 "actions, then 4 DAgger rounds (its row joins docs/suite-agents.md at the board's next "
-                 "regeneration; test-seed figures in CHANGELOG.md)"),
+                 "actions, then 4 DAgger rounds (board rows: network, and network + search, both preemptive)"),
     ShippedAgent("agent-10g", "leaderboard/default-10g/agents/agent-10g.zip",
                  "RETIRED from default: BC sjf+ca + PPO on the former 10 GbE default (legacy observation, 16 servers)"),
     ShippedAgent("agent-10g-scratch", "leaderboard/default-10g/agents/agent-10g-scratch.zip",
