@@ -257,8 +257,7 @@ def test_fork_with_its_own_future_replays_a_preemptive_episode_and_sampled_futur
     for _ in range(20_000):
         mask = env.action_masks()
         assert np.array_equal(mask, twin.action_masks())
-        preempts = _preempt_actions(env, mask)
-        act = int(rng.choice(preempts)) if len(preempts) and rng.random() < 0.3 else int(np.flatnonzero(mask)[0])
+        act = _preempt_or_first(env, mask, rng, 0.3)
         o1, r1, t1, _, _ = env.step(act)
         o2, r2, t2, _, _ = twin.step(act)
         assert np.array_equal(o1, o2) and r1 == r2 and t1 == t2
@@ -281,9 +280,14 @@ def test_fork_with_its_own_future_replays_a_preemptive_episode_and_sampled_futur
 
 def _walk_from(env: DDLClusterEnvV1, rng: np.random.Generator) -> bool:
     for _ in range(20_000):
-        mask = env.action_masks()
-        preempts = _preempt_actions(env, mask)
-        act = int(rng.choice(preempts)) if len(preempts) and rng.random() < 0.2 else int(np.flatnonzero(mask)[0])
-        if env.step(act)[2]:
+        if env.step(_preempt_or_first(env, env.action_masks(), rng, 0.2))[2]:
             return True
     return False
+
+
+def _preempt_or_first(env: DDLClusterEnvV1, mask: np.ndarray, rng: np.random.Generator, p_preempt: float) -> int:
+    """A random preempt with probability ``p_preempt`` when one is valid, else the first valid action."""
+    preempts = _preempt_actions(env, mask)
+    if len(preempts) and rng.random() < p_preempt:
+        return int(rng.choice(preempts))
+    return int(np.flatnonzero(mask)[0])
