@@ -33,6 +33,13 @@ Every round writes ``OUT/round-R/`` (``agent.zip`` + sidecars, ``data.npz``) and
 command resumes after the last completed round. ``OUT/agent.zip`` loads with
 ``ddl_gym.agents.load_policy("maskable-ppo:OUT/agent.zip")``.
 
+Refitting (``refit --run OUT --out DIR``): the run's initial network (round 0) trained again on the
+targets its rounds stored, under other target settings (``--target-temperature``, ``--lr``,
+``--epochs``, ``--value-coef``, ``--min-target-share``: only decisions where the search's most
+visited action had at least that share of the visits), then validated like a round; no search runs,
+so a refit costs seconds where a round costs CPU-hours. ``DIR/refit.json`` records the settings,
+the targets kept, the losses and the validation beside round 0's.
+
 Evaluation (``evaluate``): the protocol of :mod:`ddl_gym.agents.suite_eval` on the task's test seeds
 — network alone, and network + non-clairvoyant search as a separate row — against the best reference.
 """
@@ -263,7 +270,6 @@ def _copy_agent(src_zip: Path, dst_dir: Path) -> Path:
 def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
     """Run (or resume) expert iteration as configured by ``args`` (see :func:`main`); returns the state."""
     import torch
-    from sb3_contrib import MaskablePPO
 
     from ddl_gym.executors import make_executor
     from ddl_gym.suite import get_task
@@ -317,10 +323,7 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
                     with np.load(old) as f:
                         replay.append({k: f[k] for k in f.files})
             merged = {key: np.concatenate([d[key] for d in replay]) for key in data}
-            model = MaskablePPO.load(current, device="cpu")
-            guide = NetworkGuide(str(current))
-            stats = guide.agent.obs_stats
-            normalise = stats.normalize_obs if stats is not None and getattr(stats, "norm_obs", False) else np.asarray
+            model, normalise = _trainable(current)
             losses = train_network(model, normalise, merged, epochs=args.epochs, lr=args.lr,
                                    value_coef=args.value_coef, batch_size=args.batch_size, seed=args.seed + r,
                                    temperature=args.target_temperature)
@@ -358,6 +361,76 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
         if (best / name).exists():
             shutil.copyfile(best / name, out / name)
     return state
+
+
+def _trainable(agent: Path) -> tuple[Any, Any]:
+    """The agent's MaskablePPO model and the map from raw observations to its input (its frozen statistics)."""
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(agent, device="cpu")
+    stats = NetworkGuide(str(agent)).agent.obs_stats
+    normalise = stats.normalize_obs if stats is not None and getattr(stats, "norm_obs", False) else np.asarray
+    return model, normalise
+
+
+# ============================================================================ refitting stored targets
+def confident_targets(data: dict[str, np.ndarray], min_share: float) -> dict[str, np.ndarray]:
+    """The rows of ``data`` whose most visited action holds at least ``min_share`` of the visits (0: all)."""
+    keep = np.asarray(data["pi"]).max(axis=1) >= min_share
+    return {key: np.asarray(value)[keep] for key, value in data.items()}
+
+
+def refit(args: argparse.Namespace) -> dict[str, Any]:
+    """Train a run's *initial* network again on the search targets its rounds stored, under other target
+    settings (temperature, learning rate, epochs, value weight, a floor on the search's confidence), and
+    validate it like a round. No search runs: the targets are ``RUN/round-R/data.npz`` as written.
+
+    Writes ``OUT/agent.zip`` (+ sidecars) and ``OUT/refit.json`` (settings, samples kept, losses, the
+    validation avg JCT beside the run's round 0, CPU seconds); returns that record.
+    """
+    import torch
+
+    from ddl_gym.suite import get_task
+
+    torch.set_num_threads(1)
+    cpu0 = time.process_time()
+    run, out = Path(args.run), Path(args.out)
+    state_path = run / "state.json"
+    if not state_path.is_file():
+        raise ConfigError(f"--run {run}: no state.json (not an expert-iteration run directory)")
+    if out.resolve() == run.resolve() or run.resolve() in out.resolve().parents:
+        raise ConfigError(f"--out {out} is inside --run {run}; a refit never writes into the run it reads")
+    state = json.loads(state_path.read_text())
+    rounds = args.data_rounds or list(range(1, int(state["rounds_done"]) + 1))
+    if not rounds:
+        raise ConfigError(f"--run {run}: no completed round holds targets")
+    parts = []
+    for r in rounds:
+        path = run / f"round-{r}" / "data.npz"
+        if not path.is_file():
+            raise ConfigError(f"--data-rounds: {path} does not exist")
+        with np.load(path) as f:
+            parts.append({k: f[k] for k in ("obs", "mask", "pi", "ret")})
+    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    kept = confident_targets(data, args.min_target_share)
+    if not len(kept["pi"]):
+        raise ConfigError(f"--min-target-share {args.min_target_share}: no target of rounds {rounds} is that confident")
+    init = run / "round-0" / "agent.zip"
+    model, normalise = _trainable(init)
+    losses = train_network(model, normalise, kept, epochs=args.epochs, lr=args.lr, value_coef=args.value_coef,
+                           batch_size=args.batch_size, seed=args.seed, temperature=args.target_temperature)
+    settings = {"run": str(run), "data_rounds": rounds, "target_temperature": args.target_temperature,
+                "lr": args.lr, "epochs": args.epochs, "value_coef": args.value_coef, "batch_size": args.batch_size,
+                "min_target_share": args.min_target_share, "seed": args.seed}
+    agent = save_agent(model, init, out, {"expert_iteration_refit": settings})
+    task = get_task(state["config"]["task"])
+    validation = list(task.validation_seeds)[: int(state["config"]["validation_seeds"])]
+    record = {"settings": settings, "samples": int(len(data["pi"])), "samples_kept": int(len(kept["pi"])),
+              "validation_avg_jct_s": validate_network(agent, task.name, validation),
+              "round0_validation_avg_jct_s": float(state["history"][0]["validation_avg_jct_s"]), **losses,
+              "cpu_s": time.process_time() - cpu0}
+    (out / "refit.json").write_text(json.dumps(record, indent=2, default=float) + "\n")
+    return record
 
 
 def _write_state(path: Path, state: dict[str, Any]) -> None:
@@ -447,6 +520,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPUs)")
     train.add_argument("--executor", default="local", choices=("local", "ray"))
     train.add_argument("--ray-address", default=None)
+    rf = sub.add_parser("refit", help="train a run's initial network again on its stored search targets (no search)")
+    rf.add_argument("--run", required=True, help="an expert-iteration --out directory")
+    rf.add_argument("--out", required=True)
+    rf.add_argument("--data-rounds", type=int, nargs="+", default=None, help="rounds whose targets to fit (default: all)")
+    rf.add_argument("--target-temperature", type=float, default=1.0)
+    rf.add_argument("--min-target-share", type=float, default=0.0,
+                    help="keep only targets whose most visited action has at least this share of the visits")
+    rf.add_argument("--epochs", type=int, default=10)
+    rf.add_argument("--lr", type=float, default=1e-4)
+    rf.add_argument("--value-coef", type=float, default=0.5)
+    rf.add_argument("--batch-size", type=int, default=256)
+    rf.add_argument("--seed", type=int, default=0)
     ev = sub.add_parser("evaluate", help="network and network + search on the task's test seeds (suite_eval's rule)")
     ev.add_argument("--task", required=True)
     ev.add_argument("--agent", required=True)
@@ -468,6 +553,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--ray-address", default=None)
     ev.add_argument("--write", help="write the rows as JSON here")
     args = parser.parse_args(argv)
+    if args.command == "refit":
+        if args.epochs < 1 or args.batch_size < 1:
+            parser.error("--epochs and --batch-size must be >= 1")
+        if not (args.target_temperature > 0 and math.isfinite(args.target_temperature)):
+            parser.error(f"--target-temperature must be > 0, got {args.target_temperature}")
+        if not 0.0 <= args.min_target_share <= 1.0:
+            parser.error(f"--min-target-share must be in [0, 1], got {args.min_target_share}")
+        print(json.dumps(refit(args)))
+        return 0
     if args.samples is not None and args.future == "oracle":  # the oracle forks the one true future
         parser.error("--samples applies to the sampled search; --future oracle draws no futures")
     if args.samples is None:

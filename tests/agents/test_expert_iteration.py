@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -208,3 +209,67 @@ def test_an_oracle_teacher_round_is_recorded_as_such(tmp_path, capsys):
     with pytest.raises(SystemExit):  # the oracle draws no futures: a sample count would be ignored
         main(common + ["--future", "oracle", "--samples", "3"])
     assert "--samples applies to the sampled search" in capsys.readouterr().err
+
+
+def test_confident_targets_keep_only_rows_whose_search_was_that_sure():
+    from ddl_gym.agents.expert_iteration import confident_targets
+
+    pi = np.array([[0.5, 0.5, 0.0], [0.9, 0.1, 0.0], [0.2, 0.2, 0.6]], dtype=np.float32)
+    data = {"pi": pi, "obs": np.arange(6, dtype=np.float32).reshape(3, 2), "ret": np.array([1.0, 2.0, 3.0])}
+    kept = confident_targets(data, 0.6)
+    assert np.array_equal(kept["ret"], [2.0, 3.0]) and np.array_equal(kept["obs"], data["obs"][1:])
+    assert len(confident_targets(data, 0.0)["pi"]) == 3 and len(confident_targets(data, 0.95)["pi"]) == 0
+
+
+def test_a_refit_trains_round_zero_on_stored_targets_and_refuses_what_it_cannot_do(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    import shutil
+
+    from ddl_gym.agents.expert_iteration import main
+    from ddl_gym.agents.policy import load_policy
+
+    run = tmp_path / "expit"
+    assert main(["train", "--task", "small", "--init", str(AGENT), "--out", str(run), "--episodes", "1", "--sims", "2",
+                 "--samples", "1", "--epochs", "1", "--validation-seeds", "1", "--workers", "1", "--rounds", "1"]) == 0
+    # Targets with a known confidence: even rows uniform over their legal actions (share <= 0.5, a searched
+    # decision has two or more), odd rows one-hot on their first legal action.
+    with np.load(run / "round-1" / "data.npz") as f:
+        data = {k: f[k] for k in f.files}
+    mask = data["mask"]
+    pi = mask / mask.sum(axis=1, keepdims=True)
+    odd = np.arange(len(pi)) % 2 == 1
+    pi[odd] = np.eye(mask.shape[1])[np.argmax(mask[odd], axis=1)]
+    data["pi"] = pi.astype(np.float32)
+    np.savez_compressed(run / "round-1" / "data.npz", **data)
+    assert len(pi) >= 2
+
+    refit = ["refit", "--run", str(run), "--epochs", "2", "--target-temperature", "0.5", "--value-coef", "0"]
+    assert main(refit + ["--out", str(tmp_path / "a"), "--min-target-share", "0.9"]) == 0
+    record = json.loads((tmp_path / "a" / "refit.json").read_text())
+    assert record["samples"] == len(pi) and record["samples_kept"] == int(odd.sum())
+    assert record["settings"]["data_rounds"] == [1] and record["settings"]["min_target_share"] == 0.9
+    assert math.isfinite(record["validation_avg_jct_s"]) and record["ce_last"] < record["ce_first"]
+    policy = load_policy(f"maskable-ppo:{tmp_path / 'a' / 'agent.zip'}")
+    assert policy.metadata["expert_iteration_refit"]["epochs"] == 2
+    assert (tmp_path / "a" / "agent.zip").read_bytes() != (run / "round-0" / "agent.zip").read_bytes()
+    assert main(refit + ["--out", str(tmp_path / "b"), "--min-target-share", "0.9"]) == 0
+    again = json.loads((tmp_path / "b" / "refit.json").read_text())
+    assert again["validation_avg_jct_s"] == record["validation_avg_jct_s"] and again["ce_last"] == record["ce_last"]
+    assert main(refit + ["--out", str(tmp_path / "all")]) == 0  # no floor: every target
+    assert json.loads((tmp_path / "all" / "refit.json").read_text())["samples_kept"] == len(pi)
+
+    with pytest.raises(ConfigError, match="round-2"):
+        main(refit + ["--out", str(tmp_path / "c"), "--data-rounds", "2"])
+    with pytest.raises(ConfigError, match="inside --run"):
+        main(refit + ["--out", str(run / "refit")])
+    with pytest.raises(ConfigError, match="no state.json"):
+        main(["refit", "--run", str(tmp_path / "a"), "--out", str(tmp_path / "d")])
+    uniform = tmp_path / "uniform"
+    shutil.copytree(run, uniform)
+    data["pi"] = (mask / mask.sum(axis=1, keepdims=True)).astype(np.float32)
+    np.savez_compressed(uniform / "round-1" / "data.npz", **data)
+    with pytest.raises(ConfigError, match="that confident"):
+        main(["refit", "--run", str(uniform), "--out", str(tmp_path / "e"), "--min-target-share", "0.9"])
+    with pytest.raises(SystemExit):
+        main(refit + ["--out", str(tmp_path / "f"), "--min-target-share", "1.5"])
+    assert "--min-target-share must be in [0, 1]" in capsys.readouterr().err
