@@ -54,6 +54,7 @@ import os
 import shutil
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -400,17 +401,28 @@ def refit(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError(f"--run {run}: no state.json (not an expert-iteration run directory)")
     if out.resolve() == run.resolve() or run.resolve() in out.resolve().parents:
         raise ConfigError(f"--out {out} is inside --run {run}; a refit never writes into the run it reads")
-    state = json.loads(state_path.read_text())
-    rounds = args.data_rounds or list(range(1, int(state["rounds_done"]) + 1))
+    try:
+        state = json.loads(state_path.read_text())
+        rounds_done = int(state["rounds_done"])
+        task_name, n_validation = state["config"]["task"], int(state["config"]["validation_seeds"])
+        round0 = float(state["history"][0]["validation_avg_jct_s"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ConfigError(f"{state_path}: not an expert-iteration state file ({type(exc).__name__})") from None
+    rounds = args.data_rounds or list(range(1, rounds_done + 1))
     if not rounds:
         raise ConfigError(f"--run {run}: no completed round holds targets")
+    if len(set(rounds)) != len(rounds):
+        raise ConfigError(f"--data-rounds {' '.join(map(str, rounds))}: a round is listed twice")
     parts = []
     for r in rounds:
         path = run / f"round-{r}" / "data.npz"
         if not path.is_file():
             raise ConfigError(f"--data-rounds: {path} does not exist")
-        with np.load(path) as f:
-            parts.append({k: f[k] for k in ("obs", "mask", "pi", "ret")})
+        try:
+            with np.load(path) as f:
+                parts.append({k: f[k] for k in ("obs", "mask", "pi", "ret")})
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise ConfigError(f"{path}: not a round's targets ({type(exc).__name__})") from None
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     kept = confident_targets(data, args.min_target_share)
     if not len(kept["pi"]):
@@ -423,11 +435,11 @@ def refit(args: argparse.Namespace) -> dict[str, Any]:
                 "lr": args.lr, "epochs": args.epochs, "value_coef": args.value_coef, "batch_size": args.batch_size,
                 "min_target_share": args.min_target_share, "seed": args.seed}
     agent = save_agent(model, init, out, {"expert_iteration_refit": settings})
-    task = get_task(state["config"]["task"])
-    validation = list(task.validation_seeds)[: int(state["config"]["validation_seeds"])]
+    task = get_task(task_name)
+    validation = list(task.validation_seeds)[:n_validation]
     record = {"settings": settings, "samples": int(len(data["pi"])), "samples_kept": int(len(kept["pi"])),
               "validation_avg_jct_s": validate_network(agent, task.name, validation),
-              "round0_validation_avg_jct_s": float(state["history"][0]["validation_avg_jct_s"]), **losses,
+              "round0_validation_avg_jct_s": round0, **losses,
               "cpu_s": time.process_time() - cpu0}
     (out / "refit.json").write_text(json.dumps(record, indent=2, default=float) + "\n")
     return record
@@ -556,8 +568,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "refit":
         if args.epochs < 1 or args.batch_size < 1:
             parser.error("--epochs and --batch-size must be >= 1")
-        if not (args.target_temperature > 0 and math.isfinite(args.target_temperature)):
-            parser.error(f"--target-temperature must be > 0, got {args.target_temperature}")
+        for name in ("target_temperature", "lr"):
+            value = getattr(args, name)
+            if not (value > 0 and math.isfinite(value)):
+                parser.error(f"--{name.replace('_', '-')} must be > 0, got {value}")
+        if not (args.value_coef >= 0 and math.isfinite(args.value_coef)):
+            parser.error(f"--value-coef must be >= 0, got {args.value_coef}")
         if not 0.0 <= args.min_target_share <= 1.0:
             parser.error(f"--min-target-share must be in [0, 1], got {args.min_target_share}")
         print(json.dumps(refit(args)))

@@ -270,6 +270,16 @@ def test_a_refit_trains_round_zero_on_stored_targets_and_refuses_what_it_cannot_
     np.savez_compressed(uniform / "round-1" / "data.npz", **data)
     with pytest.raises(ConfigError, match="that confident"):
         main(["refit", "--run", str(uniform), "--out", str(tmp_path / "e"), "--min-target-share", "0.9"])
-    with pytest.raises(SystemExit):
-        main(refit + ["--out", str(tmp_path / "f"), "--min-target-share", "1.5"])
-    assert "--min-target-share must be in [0, 1]" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="listed twice"):
+        main(refit + ["--out", str(tmp_path / "g"), "--data-rounds", "1", "1"])
+    (uniform / "round-1" / "data.npz").write_bytes(b"not a zip")
+    with pytest.raises(ConfigError, match=r"data\.npz: not a round's targets"):
+        main(["refit", "--run", str(uniform), "--out", str(tmp_path / "h")])
+    (uniform / "state.json").write_text("{")
+    with pytest.raises(ConfigError, match="state.json: not an expert-iteration state file"):
+        main(["refit", "--run", str(uniform), "--out", str(tmp_path / "h")])
+    for bad, message in ((["--min-target-share", "1.5"], "--min-target-share must be in [0, 1]"),
+                         (["--lr", "0"], "--lr must be > 0"), (["--value-coef", "-1"], "--value-coef must be >= 0")):
+        with pytest.raises(SystemExit):
+            main(refit + ["--out", str(tmp_path / "f"), *bad])
+        assert message in capsys.readouterr().err
