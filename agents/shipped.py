@@ -115,7 +115,12 @@ SHIPPED_AGENTS: dict[str, ShippedAgent] = {a.name: a for a in (
     ShippedAgent("agent-v1-polluxnc25g-preempt", "leaderboard/agents/agent-v1-polluxnc25g-preempt.zip",
                  "MaskablePPO network on the non-clairvoyant DDLCluster-PolluxNC25G-v1 with preempt actions "
                  "(preemption=True, gpu-step window): BC of the preemptive 2D-Gittins reference through the env's "
-                 "actions, then 4 DAgger rounds (board rows: network, and network + search, both preemptive)"),
+                 "actions, then 4 DAgger rounds (board row: network, preemptive; suite version 4's best agent on the task, "
+                 "superseded by agent-v1-polluxnc25g-preempt-fs)"),
+    ShippedAgent("agent-v1-polluxnc25g-preempt-fs", "leaderboard/agents/agent-v1-polluxnc25g-preempt-fs.zip",
+                 "MaskablePPO network on the non-clairvoyant DDLCluster-PolluxNC25G-v1 with preempt actions and the "
+                 "fs placement among its actions: BC of the preemptive 2D-Gittins reference with fewest-servers "
+                 "placement (suite version 5's best reference) through the env's actions, then 4 DAgger rounds"),
     ShippedAgent("agent-10g", "leaderboard/default-10g/agents/agent-10g.zip",
                  "RETIRED from default: BC sjf+ca + PPO on the former 10 GbE default (legacy observation, 16 servers)"),
     ShippedAgent("agent-10g-scratch", "leaderboard/default-10g/agents/agent-10g-scratch.zip",

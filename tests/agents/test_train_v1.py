@@ -106,7 +106,7 @@ def test_preset_errors_are_named(tmp_path):
     ("agent-v1-mix5", "small"), ("agent-v1-mix7", "small"), ("agent-v1-heliosib200-r2", "small"),
     ("agent-v1-lightload", "small"), ("agent-v1-lightload-r2", "small"),
     ("agent-v1-pollux8x8-attn", "small"), ("agent-v1-papermix40g-r3", "small"),
-    ("agent-v1-polluxnc25g-preempt", "small")])
+    ("agent-v1-polluxnc25g-preempt", "small"), ("agent-v1-polluxnc25g-preempt-fs", "small")])
 def test_shipped_v1_agents_load_and_act_legally(name, scenario):
     from ddl_gym.scenarios import get_scenario
     from ddl_gym.sim.lower_bound import scenario_lower_bound

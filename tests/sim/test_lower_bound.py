@@ -23,7 +23,8 @@ GBPS = 1e9 / 8
 _PLACEMENTS = ("ff", "ls", "rand", "pack", "spread", "ca", "fs")
 JOB_LEVEL_REFERENCES = tuple(f"{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in _PLACEMENTS) + tuple(
     f"easy-{o}+{p}" for o in ("fifo", "sjf", "srsf") for p in _PLACEMENTS) + (
-    "sjf-bco", "sjf-bco+ff", "sjf-bco+ls", "sjf-bco+rand", "las", "las-np", "gittins", "gittins-np")
+    "sjf-bco", "sjf-bco+ff", "sjf-bco+ls", "sjf-bco+rand") + tuple(
+    k + ("" if p == "pack" else f":placement={p}") for k in ("las", "las-np", "gittins", "gittins-np") for p in _PLACEMENTS)
 
 
 def random_instance(seed: int, max_jobs: int = 9) -> tuple[ClusterSpec, Workload, object]:
