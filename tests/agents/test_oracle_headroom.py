@@ -33,7 +33,9 @@ def test_every_row_agrees_with_the_bounds_and_brackets_the_optimum():
         assert t["test_seeds"] == b["test_seeds"][:n] and t["reference"] == b["reference"]
         assert t["reference_jct_per_seed"] == b["reference_jct_per_seed"][:n]
         strong = np.maximum(card.lp_bound_per_seed[:n], b["nonpreemptive_bound_per_seed"][:n])
-        assert np.array_equal(strong, t["strong_bound_per_seed"])
+        # The same bounds; HiGHS's optimum may move in the last digits between SciPy builds (1e-12 s seen
+        # when the cards were regenerated), far below its own 1e-7 tolerances and every printed figure.
+        assert np.allclose(strong, t["strong_bound_per_seed"], rtol=1e-9, atol=0.0)
         runs = {"reference": t["reference_jct_per_seed"], "search": t["oracle_jct_per_seed"],
                 "priority": t["priority_jct_per_seed"]}
         if t["agent"]:
