@@ -17,6 +17,7 @@ they rank).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +95,13 @@ class ResumeFile:
         return None
 
     def save(self, items: list[Any]) -> None:
+        """Keep ``items``: written beside the file, then renamed over it, so a run killed while saving leaves
+        the previous items readable (never half a file)."""
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps({"settings": self.settings, self.key: items}, indent=1) + "\n")
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text(json.dumps({"settings": self.settings, self.key: items}, indent=1) + "\n")
+            os.replace(tmp, self.path)
 
     def remove(self) -> None:
         if self.path is not None and self.path.exists():
