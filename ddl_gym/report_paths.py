@@ -17,7 +17,6 @@ they rank).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +97,10 @@ class ResumeFile:
         """Keep ``items``: written beside the file, then renamed over it, so a run killed while saving leaves
         the previous items readable (never half a file)."""
         if self.path is not None:
+            from ddl_gym.harness.store import _write_text_atomic
+
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text(json.dumps({"settings": self.settings, self.key: items}, indent=1) + "\n")
-            os.replace(tmp, self.path)
+            _write_text_atomic(self.path, json.dumps({"settings": self.settings, self.key: items}, indent=1) + "\n")
 
     def remove(self) -> None:
         if self.path is not None and self.path.exists():
