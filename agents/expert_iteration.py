@@ -365,13 +365,14 @@ def run_rounds(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _trainable(agent: Path) -> tuple[Any, Any]:
-    """The agent's MaskablePPO model and the map from raw observations to its input (its frozen statistics)."""
-    from sb3_contrib import MaskablePPO
+    """The agent's MaskablePPO model and the map from raw observations to its input (its frozen statistics),
+    from one load of the agent."""
+    from ddl_gym.agents.policy import load_policy
 
-    model = MaskablePPO.load(agent, device="cpu")
-    stats = NetworkGuide(str(agent)).agent.obs_stats
+    loaded = load_policy(f"maskable-ppo:{agent}")
+    stats = loaded.obs_stats
     normalise = stats.normalize_obs if stats is not None and getattr(stats, "norm_obs", False) else np.asarray
-    return model, normalise
+    return loaded.model, normalise
 
 
 # ============================================================================ refitting stored targets
@@ -496,7 +497,15 @@ def evaluate_agent(args: argparse.Namespace) -> list[Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    train = sub.add_parser("train", help="run or resume expert iteration")
+    fit = argparse.ArgumentParser(add_help=False)  # how the network is fitted to the targets (train and refit)
+    fit.add_argument("--epochs", type=int, default=10)
+    fit.add_argument("--lr", type=float, default=1e-4)
+    fit.add_argument("--value-coef", type=float, default=0.5)
+    fit.add_argument("--target-temperature", type=float, default=1.0,
+                     help="visit distributions raised to 1/T before the cross-entropy (T < 1 sharpens)")
+    fit.add_argument("--batch-size", type=int, default=256)
+    fit.add_argument("--seed", type=int, default=0)
+    train = sub.add_parser("train", parents=[fit], help="run or resume expert iteration")
     train.add_argument("--task", required=True)
     train.add_argument("--init", required=True, help="the starting agent zip (a train_v1 / shipped v1 agent)")
     train.add_argument("--out", required=True)
@@ -520,30 +529,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                             "(rollout) or the network's value head (value)")
     train.add_argument("--reference", default="srsf+ca", help="reference of the relative reward (value targets)")
     train.add_argument("--root-noise", type=float, default=0.25)
-    train.add_argument("--epochs", type=int, default=10)
-    train.add_argument("--lr", type=float, default=1e-4)
-    train.add_argument("--value-coef", type=float, default=0.5)
-    train.add_argument("--target-temperature", type=float, default=1.0,
-                       help="visit distributions raised to 1/T before the cross-entropy (T < 1 sharpens)")
-    train.add_argument("--batch-size", type=int, default=256)
     train.add_argument("--replay", type=int, default=1, help="earlier rounds' data trained on again")
     train.add_argument("--validation-seeds", type=int, default=10)
-    train.add_argument("--seed", type=int, default=0)
     train.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPUs)")
     train.add_argument("--executor", default="local", choices=("local", "ray"))
     train.add_argument("--ray-address", default=None)
-    rf = sub.add_parser("refit", help="train a run's initial network again on its stored search targets (no search)")
+    rf = sub.add_parser("refit", parents=[fit],
+                        help="train a run's initial network again on its stored search targets (no search)")
     rf.add_argument("--run", required=True, help="an expert-iteration --out directory")
     rf.add_argument("--out", required=True)
     rf.add_argument("--data-rounds", type=int, nargs="+", default=None, help="rounds whose targets to fit (default: all)")
-    rf.add_argument("--target-temperature", type=float, default=1.0)
     rf.add_argument("--min-target-share", type=float, default=0.0,
                     help="keep only targets whose most visited action has at least this share of the visits")
-    rf.add_argument("--epochs", type=int, default=10)
-    rf.add_argument("--lr", type=float, default=1e-4)
-    rf.add_argument("--value-coef", type=float, default=0.5)
-    rf.add_argument("--batch-size", type=int, default=256)
-    rf.add_argument("--seed", type=int, default=0)
     ev = sub.add_parser("evaluate", help="network and network + search on the task's test seeds (suite_eval's rule)")
     ev.add_argument("--task", required=True)
     ev.add_argument("--agent", required=True)

@@ -94,9 +94,13 @@ class ResumeFile:
         return None
 
     def save(self, items: list[Any]) -> None:
+        """Keep ``items``: written beside the file, then renamed over it, so a run killed while saving leaves
+        the previous items readable (never half a file)."""
         if self.path is not None:
+            from ddl_gym.harness.store import _write_text_atomic
+
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps({"settings": self.settings, self.key: items}, indent=1) + "\n")
+            _write_text_atomic(self.path, json.dumps({"settings": self.settings, self.key: items}, indent=1) + "\n")
 
     def remove(self) -> None:
         if self.path is not None and self.path.exists():
