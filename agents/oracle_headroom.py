@@ -380,7 +380,7 @@ def oracle_markdown(data: dict[str, Any], cards: dict[str, Any]) -> str:
                   f"non-preemptive one. On the same {p['seeds']} seeds the preemptive reference averages "
                   f"{p['reference_jct_s']:.0f} s against the best known non-preemptive schedule's "
                   f"{p['best_known_jct_s']:.0f} s: reduction below it {signed_pct(p['reduction'], p['reduction_ci'])}, "
-                  f"better on {p['best_known_better']} of {p['seeds']} seeds. "
+                  f"the best known schedule is better on {p['best_known_better']} of {p['seeds']} seeds. "
                   + ("Against that reference the goal's 10% is **not shown** for non-preemptive schedules: none found "
                      "here reaches it, even with hindsight and every size known (a preemptive schedule's room is not "
                      "bracketed here)." if p["reduction"] < GOAL_REDUCTION else
