@@ -18,7 +18,7 @@ CARDS = load_cards()
 
 
 def test_markdown_is_the_rendering_of_its_json():
-    assert oh.DEFAULT_DOC.read_text() == oh.oracle_markdown(DATA)
+    assert oh.DEFAULT_DOC.read_text() == oh.oracle_markdown(DATA, CARDS)
 
 
 def test_default_scope_is_the_goal_scope():
@@ -194,3 +194,41 @@ def test_the_bracketed_network_never_preempts():
             {"task": "t", "kind": "network + search", "agent": "s", "agent_avg_jct_s": 1.0}]
     assert oh.best_agents(rows)["t"]["agent"] == "a"
     assert oh.best_agents(rows[1:]) == {}
+
+
+def test_a_preemptive_best_reference_is_set_beside_the_best_known_schedule():
+    rows = oh.preemptive_reference_comparison(DATA, CARDS)
+    from ddl_gym.suite_cards import preempts
+
+    assert sorted(r["task"] for r in rows) == sorted(t["task"] for t in DATA["tasks"]
+                                                     if preempts(CARDS[t["task"]].best_reference))
+    for r in rows:
+        t = next(t for t in DATA["tasks"] if t["task"] == r["task"])
+        n = len(t["test_seeds"])
+        ref = np.asarray(CARDS[r["task"]].best_jct_per_seed[:n])
+        runs = [t["reference_jct_per_seed"], t["oracle_jct_per_seed"], t["priority_jct_per_seed"]]
+        runs += [t["agent_jct_per_seed"]] if t["agent"] else []
+        best = np.min(np.asarray(runs), axis=0)
+        assert r["reduction"] == pytest.approx(((ref - best) / ref).mean(), rel=1e-12)
+        assert r["best_known_better"] == int(np.sum(best < ref)) and r["seeds"] == n
+        assert f"`{r['task']}`: its best reference, `{r['reference']}`, preempts" in oh.oracle_markdown(DATA, CARDS)
+
+
+def test_the_preemptive_comparison_refuses_cards_for_other_seeds():
+    import dataclasses
+
+    task = next((t for t in DATA["tasks"]), None)
+    from ddl_gym.suite_cards import preempts
+
+    preemptive = next((n for n, c in CARDS.items() if preempts(c.best_reference)), None)
+    if task is None or preemptive is None:
+        pytest.skip("no task with a preemptive best reference in the cards")
+    card = CARDS[task["task"]]
+    other = dataclasses.replace(card, best_reference=CARDS[preemptive].best_reference,
+                                test_seeds=tuple(s + 1 for s in card.test_seeds))
+    with pytest.raises(ValueError, match=task["task"]):
+        oh.preemptive_reference_comparison({"tasks": [task]}, {**CARDS, task["task"]: other})
+    with pytest.raises(ValueError, match="no task"):
+        oh.preemptive_reference_comparison({"tasks": [task]}, {})
+    plain = dataclasses.replace(card, best_reference="sjf+fs")
+    assert oh.preemptive_reference_comparison({"tasks": [task]}, {task["task"]: plain}) == []
