@@ -209,6 +209,21 @@ def _agent_episode(job: tuple[str, str, int]) -> float:
     return float(_episode(job)["avg_jct_s"])
 
 
+def best_known_schedule(runs: dict[str, Any]) -> tuple[np.ndarray, list[str]]:
+    """Per seed the lowest avg JCT of ``runs`` (name → per-seed figures) and the name that gave it (ties: the
+    first in ``runs``' order)."""
+    names = list(runs)
+    stack = np.vstack([np.asarray(runs[n], dtype=float) for n in names])
+    return stack.min(axis=0), [names[i] for i in stack.argmin(axis=0)]
+
+
+def _stored_runs(t: dict[str, Any]) -> dict[str, Any]:
+    """A stored row's per-seed figures of the schedules it brackets the optimum with, in ``task_oracle``'s order."""
+    runs = {"reference": t["reference_jct_per_seed"], "search": t["oracle_jct_per_seed"],
+            "priority": t["priority_jct_per_seed"]}
+    return runs | ({"agent": t["agent_jct_per_seed"]} if t.get("agent") else {})
+
+
 def task_oracle(task_name: str, bounds: dict[str, Any], validation_jct_s: dict[str, float], *, seeds: int,
                 sims: int, executor: Any, agent: str | None = None,
                 priority_evals: int = DEFAULT_PRIORITY_EVALS) -> dict[str, Any]:
@@ -237,10 +252,8 @@ def task_oracle(task_name: str, bounds: dict[str, Any], validation_jct_s: dict[s
         _, agent_file = resolve_agent(agent)
         mine = np.array(executor.map(_agent_episode, [(task.scenario, f"maskable-ppo:{agent_file}", s)
                                                       for s in test_seeds]), dtype=float)
-    names = ["reference", "search", "priority"] + (["agent"] if mine is not None else [])
-    stack = np.vstack([ref, oracle, priority] + ([mine] if mine is not None else []))
-    best = stack.min(axis=0)
-    best_by = [names[i] for i in stack.argmin(axis=0)]  # ties: in the order of `names`
+    best, best_by = best_known_schedule({"reference": ref, "search": oracle, "priority": priority,
+                                         **({"agent": mine} if mine is not None else {})})
     if np.any(best < strong - 1e-6 * strong):  # the LP proof says this cannot happen: fail loudly
         seed = test_seeds[int(np.flatnonzero(best < strong - 1e-6 * strong)[0])]
         raise AssertionError(f"task {task_name}: a schedule beat the non-preemptive LP bound on seed {seed}")
@@ -314,10 +327,7 @@ def preemptive_reference_comparison(data: dict[str, Any], cards: dict[str, Any])
         if list(card.test_seeds[:n]) != list(t["test_seeds"]) or len(card.best_jct_per_seed) < n:
             raise ValueError(f"card {t['task']!r}: its test seeds or per-seed figures do not cover the seeds of "
                              "docs/suite-oracle.json; regenerate one of them")
-        runs = [t["reference_jct_per_seed"], t["oracle_jct_per_seed"], t["priority_jct_per_seed"]]
-        if t.get("agent"):
-            runs.append(t["agent_jct_per_seed"])
-        best = np.min(np.asarray(runs, dtype=float), axis=0)
+        best, _ = best_known_schedule(_stored_runs(t))
         ref = np.asarray(card.best_jct_per_seed[:n], dtype=float)
         reduction, ci, _ = mean_ci((ref - best) / ref)
         out.append({"task": t["task"], "reference": card.best_reference, "reference_jct_s": float(ref.mean()),
@@ -480,7 +490,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m ddl_gym.agent
         + (f" --priority-evals {args.priority_evals}" if args.priority_evals != DEFAULT_PRIORITY_EVALS else "") \
         + (f" --write {args.write}" if args.write else "")
     out = {"command": command, "settings": settings, "tasks": tasks}
-    emit_report(args.write, oracle_markdown(out, cards), out, resume)
+    try:
+        markdown = oracle_markdown(out, cards)
+    except ValueError as exc:  # cards and bounds out of step: the partial file keeps every finished task
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    emit_report(args.write, markdown, out, resume)
     return 0
 
 
